@@ -1,0 +1,44 @@
+# The project's interface: `make run` serves the API, `make test` proves it works. `make help` lists the rest.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+TSX := node --import tsx
+TEST_DB ?= florida_test_template
+PARCELS ?= 100000
+
+.PHONY: help install services stop status db run test check typecheck format data load-data bench
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+install: ## Debian packages and npm dependencies, only what is missing
+	@bash scripts/services.sh install
+	@bash scripts/npm-ci.sh
+
+services: install ## start project-local PostGIS and Redis on loopback (unless DATABASE_URL / REDIS_URL are set)
+	@bash scripts/services.sh start
+
+stop: ## stop the project-local services
+	@bash scripts/services.sh stop
+
+status: ## are the services running?
+	@bash scripts/services.sh status
+
+db: services ## create and migrate the database, apply sql/, load fixtures when empty, ensure the demo key
+	@$(TSX) scripts/db-setup.ts --fixtures
+
+run: db ## serve the API on 127.0.0.1:$${PORT:-3000} in the foreground, printing a working curl line
+	@$(TSX) scripts/demo-key.ts
+	@exec $(TSX) src/main.ts
+
+test: services ## build the test template database once and run the whole tap suite
+	@$(TSX) scripts/db-setup.ts --database $(TEST_DB) --fixtures --template --quiet
+	@TEST_TEMPLATE_DB=$(TEST_DB) tap
+
+check: install typecheck format ## typecheck, lint and format check
+
+typecheck:
+	@tsc --noEmit
+
+format:
+	@prettier --check 'src/**/*.ts' 'test/**/*.ts' 'scripts/**/*.ts' 'bench/**/*.ts'

@@ -1,0 +1,118 @@
+// Operator CLI: `npm run --silent admin -- <command> [options] [--json]`. Errors are one line and exit 1.
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { ownerDatabaseUrl } from '../db-url.ts';
+import { resolveKeySecret } from './keys.ts';
+import { AccountError, PLANS, accounts } from './service.ts';
+
+const USAGE = `usage: npm run --silent admin -- <command> [--json]
+  client create --name N --email E --plan P [--signup-at ISO8601]
+  client suspend --client ID | client activate --client ID
+  client set-plan --client ID --plan P [--subscription-status active|past_due|canceled]
+  key create --client ID [--mode live|test]
+  key list --client ID
+  key revoke --key ID
+plans: ${PLANS.join(', ')}`;
+
+class UsageError extends Error {}
+
+function need(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function parseDate(value: string | undefined, name: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) throw new UsageError(`--${name} must be an ISO 8601 time, got '${value}'`);
+  return d;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      email: { type: 'string' },
+      plan: { type: 'string' },
+      'signup-at': { type: 'string' },
+      client: { type: 'string' },
+      key: { type: 'string' },
+      mode: { type: 'string', default: 'live' },
+      'subscription-status': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const command = positionals.join(' ');
+  if (values.help || command === '') {
+    console.log(USAGE);
+    return;
+  }
+  const sql = postgres(ownerDatabaseUrl(), { max: 1, onnotice: () => {} });
+  const out = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json) : text);
+  try {
+    const svc = accounts(sql, resolveKeySecret(process.env));
+    switch (command) {
+      case 'client create': {
+        const c = await svc.createClient({
+          name: need(values, 'name'),
+          email: need(values, 'email'),
+          plan: need(values, 'plan'),
+          signupAt: parseDate(values['signup-at'], 'signup-at'),
+        });
+        return out(c, c.id);
+      }
+      case 'client suspend':
+      case 'client activate': {
+        const c = await svc.setStatus(need(values, 'client'), command === 'client suspend' ? 'suspended' : 'active');
+        return out(c, `${c.id} ${c.status}`);
+      }
+      case 'client set-plan': {
+        const c = await svc.setPlan(need(values, 'client'), need(values, 'plan'), values['subscription-status']);
+        return out(c, `${c.id} ${c.plan} ${c.subscription_status}`);
+      }
+      case 'key create': {
+        if (values.mode !== 'live' && values.mode !== 'test') throw new UsageError('--mode must be live or test');
+        const { key, row } = await svc.createKey(need(values, 'client'), values.mode);
+        if (!values.json) console.error('Shown once: store it now; only its hash is kept.');
+        return out({ ...row, key }, key);
+      }
+      case 'key list': {
+        const keys = await svc.listKeys(need(values, 'client'));
+        return out(
+          keys,
+          keys
+            .map(
+              (k) =>
+                `${k.id}  ${k.mode}  ${k.display}  ${k.status}  last used ${k.last_used_at?.toISOString() ?? 'never'}`,
+            )
+            .join('\n'),
+        );
+      }
+      case 'key revoke': {
+        const k = await svc.revokeKey(need(values, 'key'));
+        return out(k, `${k.id} revoked`);
+      }
+      default:
+        throw new UsageError(`unknown command '${command}'\n${USAGE}`);
+    }
+  } finally {
+    await sql.end();
+  }
+}
+
+main(process.argv.slice(2)).catch((err: Error & { code?: string }) => {
+  const message =
+    err instanceof AccountError || err instanceof UsageError
+      ? err.message
+      : err.code === '22P02'
+        ? 'that id is not a valid id (expected a UUID)'
+        : err.code === 'ECONNREFUSED'
+          ? 'cannot reach the database: is it running (make services)? is DATABASE_URL right?'
+          : err.message;
+  console.error(`admin: ${message}`);
+  process.exit(1);
+});

@@ -1,0 +1,103 @@
+// Clients and keys: what the operator CLI and the web account page do, over the owner connection.
+import type postgres from 'postgres';
+import { displayKey, generateKey, hashKey, type KeyMode } from './keys.ts';
+
+export const PLANS = ['free', 'developer', 'pro', 'growth', 'lead_feed', 'enterprise', 'mcp_starter'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export class AccountError extends Error {}
+
+export interface ClientRow {
+  id: string;
+  name: string;
+  email: string;
+  status: string;
+  plan: string;
+  subscription_status: string;
+  signup_at: Date;
+}
+
+export interface KeyRow {
+  id: string;
+  client_id: string;
+  mode: string;
+  display: string;
+  status: string;
+  created_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+const one = <T>(rows: T[], what: string): T => {
+  const [row] = rows;
+  if (!row) throw new AccountError(`${what} not found`);
+  return row;
+};
+
+export function accounts(sql: postgres.Sql, secret: string) {
+  return {
+    async createClient(input: { name: string; email: string; plan: string; signupAt?: Date }): Promise<ClientRow> {
+      if (!PLANS.includes(input.plan as Plan))
+        throw new AccountError(`unknown plan '${input.plan}' (one of ${PLANS.join(', ')})`);
+      const [row] = await sql<ClientRow[]>`
+        INSERT INTO accounts.clients (name, email, plan, signup_at)
+        VALUES (${input.name}, ${input.email}, ${input.plan}, ${input.signupAt ?? new Date()})
+        RETURNING id, name, email, status, plan, subscription_status, signup_at`;
+      return row!;
+    },
+
+    async setStatus(clientId: string, status: 'active' | 'suspended'): Promise<ClientRow> {
+      return one(
+        await sql<ClientRow[]>`
+          UPDATE accounts.clients SET status = ${status}, updated_at = now() WHERE id = ${clientId}
+          RETURNING id, name, email, status, plan, subscription_status, signup_at`,
+        `client ${clientId}`,
+      );
+    },
+
+    async setPlan(clientId: string, plan: string, subscriptionStatus?: string): Promise<ClientRow> {
+      if (!PLANS.includes(plan as Plan)) throw new AccountError(`unknown plan '${plan}' (one of ${PLANS.join(', ')})`);
+      return one(
+        await sql<ClientRow[]>`
+          UPDATE accounts.clients
+             SET plan = ${plan}, subscription_status = coalesce(${subscriptionStatus ?? null}, subscription_status), updated_at = now()
+           WHERE id = ${clientId}
+          RETURNING id, name, email, status, plan, subscription_status, signup_at`,
+        `client ${clientId}`,
+      );
+    },
+
+    /** Creates a key and returns the raw value: the only time it exists outside the client's hands. */
+    async createKey(clientId: string, mode: KeyMode = 'live'): Promise<{ key: string; row: KeyRow }> {
+      const key = generateKey(mode);
+      const rows = await sql<KeyRow[]>`
+        INSERT INTO accounts.api_keys (client_id, mode, key_hash, display)
+        SELECT id, ${mode}, ${hashKey(secret, key)}, ${displayKey(key)} FROM accounts.clients WHERE id = ${clientId}
+        RETURNING id, client_id, mode, display, status, created_at, revoked_at, last_used_at`;
+      return { key, row: one(rows, `client ${clientId}`) };
+    },
+
+    async listKeys(clientId: string): Promise<KeyRow[]> {
+      return sql<KeyRow[]>`
+        SELECT id, client_id, mode, display, status, created_at, revoked_at, last_used_at
+          FROM accounts.api_keys WHERE client_id = ${clientId} ORDER BY created_at, id`;
+    },
+
+    async revokeKey(keyId: string): Promise<KeyRow> {
+      return one(
+        await sql<KeyRow[]>`
+          UPDATE accounts.api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now())
+           WHERE id = ${keyId}
+          RETURNING id, client_id, mode, display, status, created_at, revoked_at, last_used_at`,
+        `key ${keyId}`,
+      );
+    },
+
+    /** True when the raw key is active for an active client (the demo key's reuse check). */
+    async isActiveKey(key: string): Promise<boolean> {
+      const rows = await sql`SELECT 1 FROM accounts.authenticate(${hashKey(secret, key)})`;
+      return rows.length > 0;
+    },
+  };
+}
+export type Accounts = ReturnType<typeof accounts>;

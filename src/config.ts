@@ -1,0 +1,52 @@
+// Configuration: one TypeBox schema over the environment, decoded once; every bad setting is listed in one error.
+import { readFileSync } from 'node:fs';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { apiDatabaseUrl } from './db-url.ts';
+import { resolveKeySecret } from './accounts/keys.ts';
+
+const ConfigSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], {
+    default: 'development',
+  }),
+  HOST: Type.String({ default: '127.0.0.1' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  /** The API's own connection, as the read-only role; derived from DATABASE_URL when not set (db-url.ts). */
+  API_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:56379/0' }),
+  REDIS_KEY_PREFIX: Type.String({ default: 'fl:' }),
+  /** HMAC secret for API-key hashes (or API_KEY_SECRET_FILE); outside production the local file `make run` makes. */
+  API_KEY_SECRET: Type.String({ minLength: 32 }),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+/** Reads `NAME` or, failing that, the file named by `NAME_FILE` (for secrets mounted as files). */
+function readSetting(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const direct = env[name];
+  if (direct !== undefined && direct !== '') return direct;
+  const file = env[`${name}_FILE`];
+  return file ? readFileSync(file, 'utf8').trim() : undefined;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = readSetting(env, key);
+    if (value !== undefined) raw[key] = value;
+  }
+  raw.API_DATABASE_URL ??= apiDatabaseUrl(env);
+  try {
+    raw.API_KEY_SECRET ??= resolveKeySecret(env);
+  } catch {
+    // reported below as a missing API_KEY_SECRET, together with every other problem
+  }
+  const decoded = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw));
+  const problems = [...Value.Errors(ConfigSchema, decoded)].map((e) => `${e.path.slice(1) || '(root)'}: ${e.message}`);
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  return decoded as Config;
+}

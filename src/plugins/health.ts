@@ -1,0 +1,19 @@
+// Public liveness and readiness probes: /healthz answers while the process runs, /readyz checks Postgres and Redis.
+import type { FastifyInstance } from 'fastify';
+
+export default async function health(app: FastifyInstance) {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const check = async (probe: () => Promise<unknown>) => {
+      try {
+        await Promise.race([probe(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 1000))]);
+        return 'ok';
+      } catch {
+        return 'unavailable';
+      }
+    };
+    const [database, redis] = await Promise.all([check(() => app.sql`SELECT 1`), check(() => app.redis.ping())]);
+    const ready = database === 'ok' && redis === 'ok';
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', database, redis });
+  });
+}

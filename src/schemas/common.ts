@@ -1,0 +1,74 @@
+// Envelopes, pagination, errors and shared parameter types of Part 2.1 and 8.6, as TypeBox schemas.
+import { Type, type TSchema, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+
+export const Meta = Type.Object({
+  request_id: Type.String({ pattern: '^req_[A-Za-z0-9]+$', description: 'Also sent as the X-Request-Id header.' }),
+  dataset_status: Type.Literal('live'),
+});
+
+export const Pagination = Type.Object({
+  limit: Type.Integer({ description: 'Page size applied.' }),
+  offset: Type.Integer({ description: 'Offset applied.' }),
+  total: Type.Integer({ description: 'Exact number of matching rows.' }),
+  has_more: Type.Boolean({ description: 'True exactly when rows follow this page.' }),
+});
+export type Page = Static<typeof Pagination>;
+
+export const ErrorEnvelope = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      request_id: Type.String(),
+    }),
+  },
+  { $id: 'ErrorEnvelope' },
+);
+
+export const ListEnvelope = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), pagination: Pagination, meta: Meta });
+export const ObjectEnvelope = <T extends TSchema>(data: T) => Type.Object({ data, meta: Meta });
+
+/** Error responses every `/v1` route may give; merged into each route's `response`. */
+export const commonErrors = {
+  400: ErrorEnvelope,
+  401: ErrorEnvelope,
+  402: ErrorEnvelope,
+  403: ErrorEnvelope,
+  429: ErrorEnvelope,
+  500: ErrorEnvelope,
+};
+
+export const Limit = (max = 500, dflt = 25) =>
+  Type.Integer({ minimum: 1, maximum: max, default: dflt, description: `Page size, 1-${max} (default ${dflt}).` });
+export const Offset = Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'Rows to skip.' });
+export const CountySlug = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  pattern: '^[A-Za-z0-9-]+$',
+  description: 'County slug, for example miami-dade, palm-beach, st-johns.',
+});
+/** A parameter given once, repeated, or comma-separated: all three forms mean the same list. */
+export const ListParam = (item: TSchema, description: string) =>
+  Type.Union([item, Type.Array(item, { maxItems: 100 })], {
+    description: `${description} Repeat the key or separate values with commas.`,
+  });
+
+export function meta(request: FastifyRequest): Static<typeof Meta> {
+  return { request_id: request.id, dataset_status: 'live' };
+}
+
+export function pageOf(limit: number, offset: number, total: number): Page {
+  return { limit, offset, total, has_more: offset + limit < total };
+}
+
+/** Flattens `a,b` / `[a, b]` / `['a,b', 'c']` into a de-duplicated list; undefined when absent. */
+export function splitList(value: string | string[] | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = (Array.isArray(value) ? value : [value])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  return items.length > 0 ? [...new Set(items)] : undefined;
+}
