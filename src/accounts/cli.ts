@@ -12,6 +12,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
   key create --client ID [--mode live|test]
   key list --client ID
   key revoke --key ID
+  pack grant --client ID --pack starter|investigator|bulk|power [--purchased-at ISO8601]
 plans: ${PLANS.join(', ')}`;
 
 class UsageError extends Error {}
@@ -38,6 +39,8 @@ async function main(argv: string[]): Promise<void> {
       email: { type: 'string' },
       plan: { type: 'string' },
       'signup-at': { type: 'string' },
+      pack: { type: 'string' },
+      'purchased-at': { type: 'string' },
       client: { type: 'string' },
       key: { type: 'string' },
       mode: { type: 'string', default: 'live' },
@@ -95,6 +98,14 @@ async function main(argv: string[]): Promise<void> {
       case 'key revoke': {
         const k = await svc.revokeKey(need(values, 'key'));
         return out(k, `${k.id} revoked`);
+      }
+      case 'pack grant': {
+        const p = await svc.grantPack(
+          need(values, 'client'),
+          need(values, 'pack'),
+          parseDate(values['purchased-at'], 'purchased-at'),
+        );
+        return out(p, `${p.id} ${p.pack} ${p.credits} credits, expires ${p.expires_at.toISOString()}`);
       }
       default:
         throw new UsageError(`unknown command '${command}'\n${USAGE}`);

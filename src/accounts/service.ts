@@ -5,7 +5,18 @@ import { displayKey, generateKey, hashKey, type KeyMode } from './keys.ts';
 export const PLANS = ['free', 'developer', 'pro', 'growth', 'lead_feed', 'enterprise', 'mcp_starter'] as const;
 export type Plan = (typeof PLANS)[number];
 
+export const PACKS = ['starter', 'investigator', 'bulk', 'power'] as const;
+
 export class AccountError extends Error {}
+
+export interface PackRow {
+  id: string;
+  client_id: string;
+  pack: string;
+  credits: number;
+  purchased_at: Date;
+  expires_at: Date;
+}
 
 export interface ClientRow {
   id: string;
@@ -90,6 +101,21 @@ export function accounts(sql: postgres.Sql, secret: string) {
            WHERE id = ${keyId}
           RETURNING id, client_id, mode, display, status, created_at, revoked_at, last_used_at`,
         `key ${keyId}`,
+      );
+    },
+
+    /** Records a one-time credit pack; it expires 12 months after purchase. */
+    async grantPack(clientId: string, pack: string, purchasedAt: Date = new Date()): Promise<PackRow> {
+      if (!PACKS.includes(pack as (typeof PACKS)[number]))
+        throw new AccountError(`unknown pack '${pack}' (one of ${PACKS.join(', ')})`);
+      return one(
+        await sql<PackRow[]>`
+          INSERT INTO accounts.credit_packs (client_id, pack, credits, purchased_at, expires_at)
+          SELECT c.id, t.pack, t.credits, ${purchasedAt}, ${purchasedAt}::timestamptz + interval '12 months'
+            FROM accounts.clients c, accounts.pack_types t
+           WHERE c.id = ${clientId} AND t.pack = ${pack}
+          RETURNING id, client_id, pack, credits::int, purchased_at, expires_at`,
+        `client ${clientId}`,
       );
     },
 

@@ -1,0 +1,116 @@
+// The operator CLI end to end, as a script would drive it: output, --json, and one-line errors.
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createTestDatabase } from '../helpers/db.ts';
+import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
+
+const db = await createTestDatabase();
+t.teardown(db.drop);
+const run = promisify(execFile);
+
+async function admin(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/accounts/cli.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: db.ownerUrl, API_KEY_SECRET: TEST_KEY_SECRET },
+    });
+    return { code: 0, stdout: stdout.trim(), stderr: stderr.trim() };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout.trim(), stderr: e.stderr.trim() };
+  }
+}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+t.test('client create, key create / list / revoke, suspend, set-plan, pack grant', async (t) => {
+  const created = await admin(
+    'client',
+    'create',
+    '--name',
+    'Acme Lending',
+    '--email',
+    'ops@acme.test',
+    '--plan',
+    'pro',
+  );
+  t.equal(created.code, 0);
+  t.match(created.stdout, UUID, 'prints the client id');
+  const client = created.stdout;
+
+  const key = await admin('key', 'create', '--client', client, '--mode', 'test');
+  t.equal(key.code, 0);
+  t.match(key.stdout, /^flprop_test_[0-9A-Za-z]{32}$/, 'prints the raw key once');
+
+  const listed = await admin('key', 'list', '--client', client, '--json');
+  const keys = JSON.parse(listed.stdout);
+  t.equal(keys.length, 1);
+  t.notOk(listed.stdout.includes(key.stdout), 'key list never prints the raw key');
+  t.notOk(listed.stdout.includes(key.stdout.slice(-32)), 'nor its random part');
+  t.match(keys[0], { mode: 'test', status: 'active', display: `flprop_test_…${key.stdout.slice(-4)}` });
+
+  const revoked = await admin('key', 'revoke', '--key', keys[0].id, '--json');
+  t.match(JSON.parse(revoked.stdout), { status: 'revoked' });
+
+  t.match((await admin('client', 'suspend', '--client', client)).stdout, /suspended$/);
+  t.match((await admin('client', 'activate', '--client', client)).stdout, /active$/);
+  const plan = await admin(
+    'client',
+    'set-plan',
+    '--client',
+    client,
+    '--plan',
+    'growth',
+    '--subscription-status',
+    'past_due',
+    '--json',
+  );
+  t.match(JSON.parse(plan.stdout), { plan: 'growth', subscription_status: 'past_due' });
+
+  const pack = await admin(
+    'pack',
+    'grant',
+    '--client',
+    client,
+    '--pack',
+    'bulk',
+    '--purchased-at',
+    '2026-01-15T00:00:00Z',
+    '--json',
+  );
+  t.match(JSON.parse(pack.stdout), { pack: 'bulk', credits: 25000, expires_at: '2027-01-15T00:00:00.000Z' });
+
+  const backdated = await admin(
+    'client',
+    'create',
+    '--name',
+    'Trial',
+    '--email',
+    't@x.test',
+    '--plan',
+    'free',
+    '--signup-at',
+    '2026-01-01T00:00:00Z',
+    '--json',
+  );
+  t.equal(JSON.parse(backdated.stdout).signup_at, '2026-01-01T00:00:00.000Z');
+});
+
+t.test('errors are one clear line and a non-zero exit', async (t) => {
+  const cases: [string[], RegExp][] = [
+    [['client', 'create', '--name', 'X', '--email', 'x@y.z', '--plan', 'platinum'], /unknown plan 'platinum'/],
+    [['client', 'create', '--email', 'x@y.z', '--plan', 'pro'], /--name is required/],
+    [['key', 'revoke', '--key', 'not-a-uuid'], /not a valid id/],
+    [['key', 'revoke', '--key', '00000000-0000-0000-0000-000000000000'], /not found/],
+    [['key', 'create', '--client', '00000000-0000-0000-0000-000000000000'], /not found/],
+    [['pack', 'grant', '--client', '00000000-0000-0000-0000-000000000000', '--pack', 'huge'], /unknown pack/],
+    [['client', 'create', '--name', 'X', '--email', 'x@y.z', '--plan', 'pro', '--signup-at', 'yesterday'], /ISO 8601/],
+    [['frobnicate'], /unknown command/],
+    [['client', 'create', '--bogus'], /bogus/],
+  ];
+  for (const [args, message] of cases) {
+    const res = await admin(...args);
+    t.equal(res.code, 1, args.join(' '));
+    t.match(res.stderr.split('\n')[0], /^admin: /);
+    t.match(res.stderr, message);
+  }
+});
