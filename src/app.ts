@@ -8,6 +8,7 @@ import db from './plugins/db.ts';
 import redis from './plugins/redis.ts';
 import health from './plugins/health.ts';
 import auth from './plugins/auth.ts';
+import metering from './plugins/metering.ts';
 import apiRoutes from './routes/index.ts';
 
 /** Longest URL accepted; longer ones get a 400 in the envelope rather than Node's bare 431. */
@@ -57,6 +58,7 @@ export async function buildApp(config: Config, opts: { logStream?: NodeJS.Writab
   await app.register(db, { url: config.API_DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   await app.register(redis, { url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(health);
+  await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(auth, { secret: config.API_KEY_SECRET });
   await app.register(apiRoutes, { prefix: '/v1' });
   await app.register(apiRoutes, { prefix: '/api/v1' });

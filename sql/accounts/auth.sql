@@ -1,17 +1,25 @@
--- Authentication for the API role: one indexed lookup by key hash, and a batched last-used update.
--- SECURITY DEFINER so that api_reader never reads or writes accounts tables directly.
+-- Authentication for the API role: one indexed lookup by key hash that also returns what metering needs,
+-- and a batched last-used update. SECURITY DEFINER so that api_reader never touches accounts tables directly.
 CREATE OR REPLACE FUNCTION accounts.authenticate(p_key_hash bytea)
-RETURNS TABLE (key_id uuid, client_id uuid, mode text, plan text, rest boolean, mcp boolean)
+RETURNS TABLE (
+  key_id uuid, client_id uuid, mode text, plan text, rest boolean, mcp boolean,
+  monthly_credits bigint, rpm integer, overage boolean, credit_version bigint, trial_cap_due boolean
+)
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = accounts, pg_temp
 AS $$
-  SELECT k.id, c.id, k.mode, c.plan, p.rest, p.mcp
+  SELECT k.id, c.id, k.mode, c.plan, p.rest, p.mcp,
+         CASE WHEN c.plan = 'free' THEN 0 ELSE coalesce(c.custom_monthly_credits, p.monthly_credits) END,
+         coalesce(c.custom_rpm, p.rpm),
+         p.overage AND c.subscription_status = 'active',
+         c.credit_version,
+         c.plan = 'free' AND c.trial_capped_at IS NULL AND c.signup_at <= now() - interval '7 days'
     FROM accounts.api_keys k
     JOIN accounts.clients c ON c.id = k.client_id
     JOIN accounts.plans p ON p.plan = c.plan
    WHERE k.key_hash = p_key_hash AND k.status = 'active' AND c.status = 'active'
 $$;
 COMMENT ON FUNCTION accounts.authenticate(bytea) IS
-  'The key (by HMAC-SHA256 hash) and its client, only while the key is active and the client is not suspended.';
+  'The key (by HMAC-SHA256 hash), its client and the client''s limits, only while the key is active and the client is not suspended.';
 
 CREATE OR REPLACE FUNCTION accounts.touch_keys(p_key_ids uuid[], p_used_at timestamptz) RETURNS void
   LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = accounts, pg_temp

@@ -12,6 +12,15 @@ export interface AuthContext {
   plan: string;
   rest: boolean;
   mcp: boolean;
+  /** The plan's (or contract's) monthly credits; 0 for the free trial, whose credits are one-time. */
+  monthlyCredits: number;
+  rpm: number;
+  /** Paid Developer..Lead Feed with an active subscription: keeps serving past the grant. */
+  overage: boolean;
+  /** Changes whenever the client's credits change other than by usage; metering reloads on a change. */
+  creditVersion: string;
+  /** A free trial past day 7 that has not been capped yet. */
+  trialCapDue: boolean;
 }
 export type Surface = 'rest' | 'mcp';
 
@@ -70,7 +79,8 @@ export default fp<{ secret: string }>(async (app, opts) => {
     await flushTouches();
   });
 
-  const fail = async (reply: FastifyReply) => {
+  const fail = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (await app.limitAuthFailures(request, reply)) return reply;
     const wait = FAILURE_FLOOR_MS - reply.elapsedTime;
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     return sendError(reply, unauthorized());
@@ -78,11 +88,12 @@ export default fp<{ secret: string }>(async (app, opts) => {
 
   app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
     const key = presentedKey(request);
-    if (key === null) return fail(reply);
+    if (key === null) return fail(request, reply);
     const [row] = await app.sql<AuthContext[]>`
-      SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp
+      SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp, monthly_credits::float8 AS "monthlyCredits",
+             rpm, overage, credit_version::text AS "creditVersion", trial_cap_due AS "trialCapDue"
         FROM accounts.authenticate(${hashKey(opts.secret, key)})`;
-    if (!row) return fail(reply);
+    if (!row) return fail(request, reply);
     if (surface === 'rest' && !row.rest) {
       return sendError(
         reply,

@@ -14,6 +14,8 @@ export interface TestContext {
   logs: string[];
   /** The raw key of a Growth client made for this file. */
   key: string;
+  /** This app's Redis key prefix (a second app given the same prefix shares its counters). */
+  prefix: string;
   /** GET with that key. */
   get: (url: string, headers?: Record<string, string>) => Promise<LightMyRequestResponse>;
 }
@@ -36,12 +38,13 @@ export async function buildTestApp(
       done();
     },
   });
+  const prefix = env.REDIS_KEY_PREFIX ?? `test:${randomBytes(6).toString('hex')}:`;
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     API_DATABASE_URL: db.apiUrl,
-    REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
+    REDIS_KEY_PREFIX: prefix,
     DATABASE_POOL_SIZE: '4',
     API_KEY_SECRET: TEST_KEY_SECRET,
     ...env,
@@ -54,5 +57,5 @@ export async function buildTestApp(
   const { key } = await clientWithKey(db.sql, 'growth');
   const get = (url: string, headers: Record<string, string> = {}) =>
     app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}`, ...headers } });
-  return { app, db, logs, key, get };
+  return { app, db, logs, key, get, prefix };
 }

@@ -1,0 +1,114 @@
+-- Metering: balances rebuilt from the ledger, batched usage flushes, the trial cap, overage invoice lines.
+-- SECURITY DEFINER functions are the only way the API role writes.
+
+CREATE OR REPLACE FUNCTION meter.test_key_monthly_credits() RETURNS bigint
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN 100;
+COMMENT ON FUNCTION meter.test_key_monthly_credits() IS
+  'The reduced quota of test keys: 100 credits per client per UTC month, separate from the live pool, never overage.';
+
+CREATE OR REPLACE FUNCTION meter.period_of(p_at timestamptz) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM');
+COMMENT ON FUNCTION meter.period_of(timestamptz) IS 'The billing period (UTC calendar month) of a time, as YYYY-MM.';
+
+-- A client's durable balances for one period, as the Redis admission script wants them.
+CREATE OR REPLACE FUNCTION meter.client_balance(p_client_id uuid, p_mode text, p_period text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (monthly bigint, credits bigint, overage bigint, packs jsonb, version bigint)
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
+AS $$
+  WITH c AS (
+    SELECT cl.id, CASE WHEN cl.plan = 'free' THEN 0 ELSE coalesce(cl.custom_monthly_credits, p.monthly_credits) END AS grant_credits
+      FROM accounts.clients cl JOIN accounts.plans p USING (plan) WHERE cl.id = p_client_id
+  )
+  SELECT CASE WHEN p_mode = 'test'
+              THEN meter.test_key_monthly_credits() - coalesce((
+                     SELECT sum(requests) FROM meter.usage_daily
+                      WHERE client_id = p_client_id AND mode = 'test' AND meter.period_of(day::timestamp AT TIME ZONE 'UTC') = p_period), 0)
+              ELSE c.grant_credits + coalesce((
+                     SELECT sum(delta) FROM meter.ledger
+                      WHERE client_id = p_client_id AND bucket = 'monthly' AND period = p_period), 0)
+         END::bigint,
+         CASE WHEN p_mode = 'test' THEN 0 ELSE coalesce((
+           SELECT sum(delta) FROM meter.ledger WHERE client_id = p_client_id AND bucket = 'credits'), 0) END::bigint,
+         coalesce((SELECT -sum(delta) FROM meter.ledger
+                    WHERE client_id = p_client_id AND bucket = 'overage' AND period = p_period), 0)::bigint,
+         CASE WHEN p_mode = 'test' THEN '[]'::jsonb ELSE coalesce((
+           SELECT jsonb_agg(jsonb_build_object('id', k.id, 'remaining', k.remaining,
+                                               'expires_ms', (extract(epoch FROM k.expires_at) * 1000)::bigint)
+                            ORDER BY k.expires_at, k.id)
+             FROM (SELECT cp.id, cp.expires_at,
+                          cp.credits + coalesce((SELECT sum(delta) FROM meter.ledger l WHERE l.pack_id = cp.id), 0) AS remaining
+                     FROM accounts.credit_packs cp
+                    WHERE cp.client_id = p_client_id AND cp.expires_at > p_now) k
+            WHERE k.remaining > 0), '[]'::jsonb) END,
+         (SELECT credit_version FROM accounts.clients WHERE id = p_client_id)
+    FROM c
+$$;
+COMMENT ON FUNCTION meter.client_balance(uuid, text, text, timestamptz) IS
+  'Durable balances of a client for a period: monthly grant left, one-time credits, overage used, unexpired packs (oldest-expiring first).';
+
+-- Writes a batch of charged requests; a request id already written is ignored, so a re-flush changes nothing.
+CREATE OR REPLACE FUNCTION meter.flush_usage(p_events jsonb) RETURNS integer
+  LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = meter, pg_temp
+AS $$
+  WITH ins AS (
+    INSERT INTO meter.usage_events (request_id, client_id, key_id, mode, surface, bucket, pack_id, period, used_at)
+    SELECT e.request_id, e.client_id, e.key_id, e.mode, e.surface, e.bucket, e.pack_id, e.period, e.used_at
+      FROM jsonb_to_recordset(p_events) AS e(request_id text, client_id uuid, key_id uuid, mode text, surface text,
+                                             bucket text, pack_id uuid, period text, used_at timestamptz)
+    ON CONFLICT (request_id) DO NOTHING
+    RETURNING *
+  ), daily AS (
+    INSERT INTO meter.usage_daily AS d (client_id, key_id, day, mode, surface, bucket, requests)
+    SELECT client_id, key_id, (used_at AT TIME ZONE 'UTC')::date, mode, surface, bucket, count(*)
+      FROM ins GROUP BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT (client_id, day, key_id, mode, surface, bucket) DO UPDATE SET requests = d.requests + excluded.requests
+  ), ledger AS (
+    INSERT INTO meter.ledger (client_id, bucket, pack_id, period, delta, reason)
+    SELECT client_id, CASE WHEN bucket = 'unmetered' THEN 'monthly' ELSE bucket END, pack_id, period, -count(*), 'usage'
+      FROM ins WHERE bucket <> 'test'
+     GROUP BY 1, 2, 3, 4
+  )
+  SELECT count(*)::int FROM ins
+$$;
+COMMENT ON FUNCTION meter.flush_usage(jsonb) IS
+  'Records charged requests (a JSON array of usage events) in usage_events, usage_daily and the ledger, idempotently by request id.';
+
+-- The trial rule of Part 3: on the first request after day 7, the balance is capped once at min(remaining, 100).
+-- p_pending: credits the API has spent that are not flushed yet, so the cap sees the true remaining balance.
+CREATE OR REPLACE FUNCTION meter.apply_trial_cap(p_client_id uuid, p_pending bigint DEFAULT 0) RETURNS bigint
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
+AS $$
+DECLARE
+  v_remaining bigint;
+  v_delta bigint;
+BEGIN
+  PERFORM 1 FROM accounts.clients
+   WHERE id = p_client_id AND plan = 'free' AND trial_capped_at IS NULL AND signup_at <= now() - interval '7 days'
+     FOR UPDATE;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  SELECT coalesce(sum(delta), 0) - p_pending INTO v_remaining
+    FROM meter.ledger WHERE client_id = p_client_id AND bucket = 'credits';
+  v_delta := least(0, 100 - v_remaining);
+  INSERT INTO meter.ledger (client_id, bucket, delta, reason) VALUES (p_client_id, 'credits', v_delta, 'free_trial_expired_cap');
+  UPDATE accounts.clients SET trial_capped_at = now() WHERE id = p_client_id;
+  RETURN v_delta;
+END $$;
+COMMENT ON FUNCTION meter.apply_trial_cap(uuid, bigint) IS
+  'Caps a free trial older than 7 days at min(remaining, 100), once, recorded with reason free_trial_expired_cap.';
+
+-- Overage is billed per client per UTC day at $0.005 a credit, rounded up to the next $0.05.
+CREATE OR REPLACE VIEW meter.overage_invoice_lines AS
+SELECT client_id,
+       (used_at AT TIME ZONE 'UTC')::date AS day,
+       count(*) AS credits,
+       (ceil(count(*) / 10.0) * 5)::int AS amount_cents
+  FROM meter.usage_events
+ WHERE bucket = 'overage'
+ GROUP BY 1, 2;
+COMMENT ON VIEW meter.overage_invoice_lines IS
+  'One invoice line per client and UTC day of overage: credits used past the grant, $0.005 each, rounded up to $0.05.';
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA meter FROM PUBLIC;
+GRANT USAGE ON SCHEMA meter TO api_reader;
+GRANT EXECUTE ON FUNCTION meter.client_balance(uuid, text, text, timestamptz), meter.flush_usage(jsonb),
+  meter.apply_trial_cap(uuid, bigint), meter.period_of(timestamptz), meter.test_key_monthly_credits() TO api_reader;

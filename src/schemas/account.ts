@@ -1,0 +1,20 @@
+// Account usage (Part 2.9).
+import { Type, type Static } from '@sinclair/typebox';
+
+export const AccountUsage = Type.Object(
+  {
+    events_count: Type.Integer({
+      description: 'Charged (2xx) requests this UTC calendar month, REST and MCP together.',
+    }),
+    monthly_quota: Type.Integer({
+      description: "The plan's monthly credits (free trial: 500, or 100 once capped; test keys: 100).",
+    }),
+    percent_used: Type.Number({
+      description: 'events_count / monthly_quota * 100, 2 decimals; 0 when the quota is 0.',
+    }),
+    reset_date: Type.String({ description: 'ISO 8601 UTC start of the next calendar month.' }),
+    plan: Type.String({ description: 'free, developer, pro, growth, lead_feed, enterprise or mcp_starter.' }),
+  },
+  { $id: 'AccountUsage' },
+);
+export type AccountUsage = Static<typeof AccountUsage>;

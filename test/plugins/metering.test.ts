@@ -1,0 +1,321 @@
+// Part 8 and the trial / overage rules of Part 3, against real Redis and Postgres.
+import t from 'tap';
+import net from 'node:net';
+import { buildTestApp } from '../helpers/app.ts';
+import { clientWithKey } from '../helpers/accounts.ts';
+import { secondsToNextPeriod } from '../../src/plugins/metering.ts';
+
+const only = <T>(rows: readonly T[]): T => {
+  if (rows.length !== 1) throw new Error(`expected one row, got ${rows.length}`);
+  return rows[0]!;
+};
+
+const ctx = await buildTestApp(t);
+const { app, db } = ctx;
+const sql = db.sql;
+const OK_URL = '/v1/counties';
+const NOT_FOUND_URL = '/v1/counties/atlantis';
+const call = (headers: Record<string, string>, url = OK_URL) => app.inject({ method: 'GET', url, headers });
+const statuses = async (headers: Record<string, string>, n: number, url = OK_URL) => {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((await call(headers, url)).statusCode);
+  return out;
+};
+const usage = async (headers: Record<string, string>) =>
+  (await app.inject({ method: 'GET', url: '/v1/account/usage', headers })).json().data;
+/** Leaves the client `left` one-time credits, through the ledger, as an operator adjustment would. */
+async function setCredits(clientId: string, left: number) {
+  await sql`INSERT INTO meter.ledger (client_id, bucket, delta, reason)
+            SELECT ${clientId}, 'credits', ${left} - coalesce(sum(delta), 0), 'test_adjustment'
+              FROM meter.ledger WHERE client_id = ${clientId} AND bucket = 'credits'`;
+}
+const setLimits = (clientId: string, credits: number | null, rpm: number | null = null) =>
+  sql`UPDATE accounts.clients SET custom_monthly_credits = ${credits}, custom_rpm = ${rpm} WHERE id = ${clientId}`;
+
+t.test('headers on 200: limit, remaining, reset (Unix seconds) and the RateLimit structured field', async (t) => {
+  const c = await clientWithKey(sql, 'growth');
+  const first = await call(c.headers);
+  const second = await call(c.headers);
+  t.equal(first.headers['x-ratelimit-limit'], '300');
+  t.equal(first.headers['x-ratelimit-remaining'], '299');
+  t.equal(second.headers['x-ratelimit-remaining'], '298');
+  const reset = Number(first.headers['x-ratelimit-reset']);
+  const now = Date.now() / 1000;
+  t.ok(reset > now && reset <= now + 61, 'reset is a Unix time within the next minute');
+  t.match(first.headers.ratelimit, /^default;r=299;t=([1-9]|[1-5][0-9]|60)$/);
+  t.notOk(first.headers['retry-after'], 'no Retry-After on 200');
+});
+
+t.test('per-minute limit: the request past the plan RPM gets 429 with Retry-After; the window slides', async (t) => {
+  const c = await clientWithKey(sql, 'developer');
+  await setLimits(c.client.id, null, 3);
+  t.same(await statuses(c.headers, 3), [200, 200, 200]);
+  const limited = await call(c.headers);
+  t.equal(limited.statusCode, 429);
+  t.equal(limited.json().error.code, 'rate_limited');
+  const retry = Number(limited.headers['retry-after']);
+  t.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
+  t.match(limited.json().error.message, new RegExp(`retry in ${retry} seconds`));
+  t.equal(limited.headers['x-ratelimit-remaining'], '0', 'headers on 429 too');
+  t.equal(limited.headers['x-ratelimit-limit'], '3');
+  t.match(limited.headers.ratelimit, /^default;r=0;t=\d+$/);
+  // Age the window's entries to just past 60 s: the edge of the sliding window.
+  const win = `win:${c.client.id}`;
+  const members = await app.redis.zrange(win, '0', '-1');
+  for (const m of members) await app.redis.zadd(win, String(Date.now() - 60001), m);
+  t.equal((await call(c.headers)).statusCode, 200, 'allowed again once the oldest entries leave the window');
+});
+
+t.test('only 2xx answers are charged; usage counts them exactly, whichever key of the client calls', async (t) => {
+  const c = await clientWithKey(sql, 'pro');
+  const { key: second } = await c.svc.createKey(c.client.id, 'live');
+  t.same(await statuses(c.headers, 3), [200, 200, 200]);
+  t.same(await statuses({ authorization: `Bearer ${second}` }, 2), [200, 200]);
+  t.same(await statuses(c.headers, 2, NOT_FOUND_URL), [404, 404], 'not charged');
+  const before = await usage(c.headers);
+  t.equal(before.events_count, 5, 'pending requests are counted before they are flushed');
+  await app.flushUsage();
+  const after = await usage({ authorization: `Bearer ${second}` });
+  t.equal(after.events_count, 5, 'the usage endpoint itself is free');
+  t.match(after, { monthly_quota: 50000, plan: 'pro', percent_used: 0.01 });
+  t.equal(after.percent_used, Math.round((5 / 50000) * 100 * 100) / 100);
+  const d = new Date();
+  t.equal(
+    after.reset_date,
+    new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString().replace('.000', ''),
+  );
+  const { n } = only(
+    await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
+  );
+  t.equal(n, 5, 'one usage event per charged request');
+  const { delta } = only(
+    await sql<
+      { delta: number }[]
+    >`SELECT sum(delta)::int AS delta FROM meter.ledger WHERE client_id = ${c.client.id} AND reason = 'usage'`,
+  );
+  t.equal(delta, -5, 'the ledger agrees');
+});
+
+t.test('free trial: 500 credits at signup; at zero, 402 with an upgrade hint', async (t) => {
+  const c = await clientWithKey(sql, 'free');
+  const { credits } = only(
+    await sql<
+      { credits: number }[]
+    >`SELECT sum(delta)::int AS credits FROM meter.ledger WHERE client_id = ${c.client.id}`,
+  );
+  t.equal(credits, 500);
+  await setCredits(c.client.id, 2);
+  t.same(await statuses(c.headers, 3), [200, 200, 402]);
+  const res = await call(c.headers);
+  t.equal(res.statusCode, 402);
+  t.equal(res.json().error.code, 'payment_required');
+  t.match(res.json().error.message, /[Uu]pgrade/);
+  t.ok(res.headers['x-ratelimit-limit'], 'rate-limit headers on 402 too');
+  t.equal(res.headers['x-ratelimit-limit'], '30', 'the trial RPM');
+});
+
+t.test('free trial: the first call after day 7 caps the balance once at min(remaining, 100)', async (t) => {
+  const eightDaysAgo = new Date(Date.now() - 8 * 86400_000);
+  const c = await clientWithKey(sql, 'free', { signupAt: eightDaysAgo });
+  t.equal((await call(c.headers)).statusCode, 200);
+  t.equal((await call(c.headers)).statusCode, 200);
+  const caps =
+    await sql`SELECT delta::int FROM meter.ledger WHERE client_id = ${c.client.id} AND reason = 'free_trial_expired_cap'`;
+  t.same(
+    caps.map((r) => r.delta),
+    [-400],
+    'recorded once, 500 -> 100',
+  );
+  const u = await usage(c.headers);
+  t.equal(u.monthly_quota, 100);
+  await app.flushUsage();
+  const { left } = only(
+    await sql<
+      { left: number }[]
+    >`SELECT sum(delta)::int AS left FROM meter.ledger WHERE client_id = ${c.client.id} AND bucket = 'credits'`,
+  );
+  t.equal(left, 98, '100 after the cap, less the two charged calls (usage reads are free)');
+
+  const low = await clientWithKey(sql, 'free', { signupAt: eightDaysAgo });
+  await setCredits(low.client.id, 40);
+  t.equal((await call(low.headers)).statusCode, 200);
+  const lowCaps =
+    await sql`SELECT delta::int FROM meter.ledger WHERE client_id = ${low.client.id} AND reason = 'free_trial_expired_cap'`;
+  t.same(
+    lowCaps.map((r) => r.delta),
+    [0],
+    'below 100 the cap changes nothing but is still recorded once',
+  );
+
+  const young = await clientWithKey(sql, 'free', { signupAt: new Date(Date.now() - 6 * 86400_000) });
+  await call(young.headers);
+  const none =
+    await sql`SELECT 1 FROM meter.ledger WHERE client_id = ${young.client.id} AND reason = 'free_trial_expired_cap'`;
+  t.equal(none.length, 0, 'not within the first 7 days');
+});
+
+t.test('upgrading a trial removes the gate: the monthly grant applies', async (t) => {
+  const c = await clientWithKey(sql, 'free');
+  await setCredits(c.client.id, 0);
+  t.equal((await call(c.headers)).statusCode, 402);
+  await c.svc.setPlan(c.client.id, 'developer');
+  t.equal((await call(c.headers)).statusCode, 200);
+  t.equal((await usage(c.headers)).monthly_quota, 10000);
+});
+
+t.test('paid plans keep serving past the grant and accrue overage, billed per day rounded up to $0.05', async (t) => {
+  const c = await clientWithKey(sql, 'developer');
+  await setLimits(c.client.id, 2);
+  t.same(await statuses(c.headers, 5), [200, 200, 200, 200, 200]);
+  await app.flushUsage();
+  const line = only(
+    await sql`SELECT credits::int, amount_cents FROM meter.overage_invoice_lines WHERE client_id = ${c.client.id}`,
+  );
+  t.same(line, { credits: 3, amount_cents: 5 }, 'three credits over cost $0.05');
+  const one = await clientWithKey(sql, 'lead_feed');
+  await setLimits(one.client.id, 0);
+  t.equal((await call(one.headers)).statusCode, 200);
+  await app.flushUsage();
+  const oneLine = only(
+    await sql`SELECT credits::int, amount_cents FROM meter.overage_invoice_lines WHERE client_id = ${one.client.id}`,
+  );
+  t.same(oneLine, { credits: 1, amount_cents: 5 }, 'one request over costs $0.05');
+  const many = await clientWithKey(sql, 'growth');
+  await setLimits(many.client.id, 0);
+  t.same(new Set(await statuses(many.headers, 11)), new Set([200]));
+  await app.flushUsage();
+  const manyLine = only(
+    await sql`SELECT credits::int, amount_cents FROM meter.overage_invoice_lines WHERE client_id = ${many.client.id}`,
+  );
+  t.same(manyLine, { credits: 11, amount_cents: 10 }, '11 credits round up to $0.10');
+});
+
+t.test('past_due subscriptions and MCP Starter get no overage: 429 with Retry-After until next month', async (t) => {
+  const c = await clientWithKey(sql, 'developer');
+  await c.svc.setPlan(c.client.id, 'developer', 'past_due');
+  await setLimits(c.client.id, 1);
+  t.equal((await call(c.headers)).statusCode, 200);
+  const res = await call(c.headers);
+  t.equal(res.statusCode, 429);
+  const retry = Number(res.headers['retry-after']);
+  t.ok(Math.abs(retry - secondsToNextPeriod(Date.now())) <= 5, 'seconds until the next month');
+  t.match(res.json().error.message, /retry in \d+ seconds/);
+});
+
+t.test('packs are spent after the monthly grant, oldest-expiring first; expired packs are not', async (t) => {
+  const c = await clientWithKey(sql, 'developer');
+  await c.svc.setPlan(c.client.id, 'developer', 'past_due'); // no overage, so exhaustion shows
+  await setLimits(c.client.id, 1);
+  const expired = await c.svc.grantPack(c.client.id, 'starter', new Date(Date.now() - 13 * 30 * 86400_000));
+  const older = await c.svc.grantPack(c.client.id, 'starter', new Date(Date.now() - 100 * 86400_000));
+  const newer = await c.svc.grantPack(c.client.id, 'starter', new Date(Date.now() - 10 * 86400_000));
+  await sql`INSERT INTO meter.ledger (client_id, bucket, pack_id, delta, reason) VALUES
+            (${c.client.id}, 'pack', ${older.id}, -999, 'test_adjustment'), (${c.client.id}, 'pack', ${newer.id}, -998, 'test_adjustment')`;
+  t.same(await statuses(c.headers, 5), [200, 200, 200, 200, 429], 'grant 1, older pack 1, newer pack 2, then nothing');
+  await app.flushUsage();
+  const rows =
+    await sql`SELECT bucket, pack_id, count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}
+                          GROUP BY 1, 2 ORDER BY 1, 3`;
+  t.same(
+    rows.map((r) => [r.bucket, r.pack_id, r.n]),
+    [
+      ['monthly', null, 1],
+      ['pack', older.id, 1],
+      ['pack', newer.id, 2],
+    ],
+  );
+  t.notOk(
+    rows.some((r) => r.pack_id === expired.id),
+    'the expired pack was never touched',
+  );
+});
+
+t.test('test keys have their own reduced quota of 100 a month and never accrue overage', async (t) => {
+  const c = await clientWithKey(sql, 'growth', { mode: 'test' });
+  t.equal((await call(c.headers)).statusCode, 200);
+  await app.flushUsage();
+  await sql`UPDATE meter.usage_daily SET requests = 100 WHERE client_id = ${c.client.id} AND mode = 'test'`;
+  await app.redis.del(`st:${c.client.id}:test`);
+  const res = await call(c.headers);
+  t.equal(res.statusCode, 429, 'exhausted after 100');
+  t.match(res.json().error.message, /test keys/);
+  const u = await usage(c.headers);
+  t.match(u, { monthly_quota: 100, events_count: 100, percent_used: 100 });
+});
+
+t.test(
+  'concurrency: N parallel requests on a balance of B from two API processes succeed min(N, B) times',
+  async (t) => {
+    const other = await buildTestApp(t, { REDIS_KEY_PREFIX: ctx.prefix }, { db });
+    const c = await clientWithKey(sql, 'free');
+    await setCredits(c.client.id, 20);
+    await setLimits(c.client.id, null, 1000);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        (i % 2 === 0 ? app : other.app).inject({ method: 'GET', url: OK_URL, headers: c.headers }),
+      ),
+    );
+    const ok = results.filter((r) => r.statusCode === 200).length;
+    t.equal(ok, 20, 'exactly B succeed');
+    t.equal(results.filter((r) => r.statusCode === 402).length, 30);
+    await Promise.all([app.flushUsage(), other.app.flushUsage()]);
+    await app.flushUsage();
+    const { left } = only(
+      await sql<
+        { left: number }[]
+      >`SELECT sum(delta)::int AS left FROM meter.ledger WHERE client_id = ${c.client.id} AND bucket = 'credits'`,
+    );
+    t.equal(left, 0, 'the ledger agrees: nothing left, nothing negative');
+    const { n } = only(
+      await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
+    );
+    t.equal(n, 20);
+  },
+);
+
+t.test('balances are rebuilt from Postgres when Redis loses its data', async (t) => {
+  const c = await clientWithKey(sql, 'free');
+  await setCredits(c.client.id, 3);
+  t.same(await statuses(c.headers, 2), [200, 200]);
+  await app.flushUsage();
+  await app.redis.del(`st:${c.client.id}`, `pend:${c.client.id}`);
+  t.same(await statuses(c.headers, 2), [200, 402], 'one credit was left, and only one');
+});
+
+t.test('Redis that does not answer: requests are allowed within about a second, counted, and reconciled', async (t) => {
+  const sockets: net.Socket[] = [];
+  const silent = net.createServer((socket) => sockets.push(socket)); // accepts, never answers: a paused Redis
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    silent.close();
+  });
+  const port = (silent.address() as net.AddressInfo).port;
+  for (const url of [`redis://127.0.0.1:${port}`, 'redis://127.0.0.1:1']) {
+    const down = await buildTestApp(t, { REDIS_URL: url }, { db });
+    const c = await clientWithKey(sql, 'developer');
+    const started = Date.now();
+    const res = await down.app.inject({ method: 'GET', url: OK_URL, headers: c.headers });
+    t.equal(res.statusCode, 200, `${url}: allowed`);
+    t.ok(Date.now() - started < 3000, 'within about a second');
+    t.ok(res.headers['x-ratelimit-limit'], 'headers still sent');
+    t.ok(down.app.meterStats.failOpen >= 1, 'counted');
+    await down.app.flushUsage().catch(() => {});
+    const { n } = only(
+      await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
+    );
+    t.equal(n, 1, 'reconciled into Postgres');
+  }
+});
+
+t.test('failed authentications from one address are limited', async (t) => {
+  const flood = await buildTestApp(t, {}, { db });
+  let last;
+  for (let i = 0; i < 61; i++)
+    last = await flood.app.inject({ method: 'GET', url: OK_URL, remoteAddress: '192.0.2.7' });
+  t.equal(last!.statusCode, 429);
+  t.equal(last!.json().error.code, 'rate_limited');
+  t.ok(Number(last!.headers['retry-after']) >= 1);
+  const other = await flood.app.inject({ method: 'GET', url: OK_URL, remoteAddress: '192.0.2.8' });
+  t.equal(other.statusCode, 401, 'another address is unaffected');
+});
