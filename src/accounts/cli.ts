@@ -9,10 +9,13 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
   client create --name N --email E --plan P [--signup-at ISO8601]
   client suspend --client ID | client activate --client ID
   client set-plan --client ID --plan P [--subscription-status active|past_due|canceled]
+  client set-limits --client ID [--rpm N] [--monthly-credits N]   (an enterprise contract; 'plan' restores the plan's)
+  client show --client ID
   key create --client ID [--mode live|test]
   key list --client ID
   key revoke --key ID
   pack grant --client ID --pack starter|investigator|bulk|power [--purchased-at ISO8601]
+  ledger adjust --client ID --credits N --reason TEXT   (N may be negative)
 plans: ${PLANS.join(', ')}`;
 
 class UsageError extends Error {}
@@ -21,6 +24,16 @@ function need(values: Record<string, unknown>, name: string): string {
   const v = values[name];
   if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
   return v;
+}
+
+/** A whole number option; 'plan' means "no override". */
+function parseCount(value: string | undefined, name: string, allowNegative = false): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'plan') return null;
+  if (!/^-?\d+$/.test(value) || (!allowNegative && value.startsWith('-'))) {
+    throw new UsageError(`--${name} must be a whole number${allowNegative ? '' : ' >= 0'}, got '${value}'`);
+  }
+  return Number(value);
 }
 
 function parseDate(value: string | undefined, name: string): Date | undefined {
@@ -40,6 +53,10 @@ async function main(argv: string[]): Promise<void> {
       plan: { type: 'string' },
       'signup-at': { type: 'string' },
       pack: { type: 'string' },
+      rpm: { type: 'string' },
+      'monthly-credits': { type: 'string' },
+      credits: { type: 'string' },
+      reason: { type: 'string' },
       'purchased-at': { type: 'string' },
       client: { type: 'string' },
       key: { type: 'string' },
@@ -98,6 +115,38 @@ async function main(argv: string[]): Promise<void> {
       case 'key revoke': {
         const k = await svc.revokeKey(need(values, 'key'));
         return out(k, `${k.id} revoked`);
+      }
+      case 'client set-limits': {
+        const rpm = parseCount(values.rpm, 'rpm');
+        const monthlyCredits = parseCount(values['monthly-credits'], 'monthly-credits');
+        if (rpm === undefined && monthlyCredits === undefined)
+          throw new UsageError('give --rpm and/or --monthly-credits');
+        if (rpm === 0) throw new UsageError('--rpm must be at least 1');
+        const c = await svc.setLimits(need(values, 'client'), { rpm, monthlyCredits });
+        return out(c, `${c.id} limits set`);
+      }
+      case 'client show': {
+        const s = await svc.showClient(need(values, 'client'));
+        const text = [
+          `${s.client.name} <${s.client.email}>  ${s.client.id}`,
+          `plan ${s.client.plan} (${s.client.subscription_status}), status ${s.client.status}, signed up ${s.client.signup_at.toISOString()}`,
+          `limits: rpm ${s.client.custom_rpm ?? 'plan'}, monthly credits ${s.client.custom_monthly_credits ?? 'plan'}`,
+          `remaining: monthly ${s.balances?.monthly}, one-time ${s.balances?.credits}, packs ${JSON.stringify(s.balances?.packs)}; overage used ${s.balances?.overage_used}`,
+          `this month: ${s.usage?.events_count} of ${s.usage?.monthly_quota} (${s.usage?.percent_used}%), resets ${s.usage?.reset_date}`,
+          'ledger (newest first):',
+          ...s.ledger.map(
+            (l) =>
+              `  ${l.created_at.toISOString()}  ${String(l.delta).padStart(7)}  ${l.bucket}${l.period ? ` ${l.period}` : ''}  ${l.reason}`,
+          ),
+          'overage invoice lines:',
+          ...s.overage.map((o) => `  ${o.day}  ${o.credits} credits  $${(o.amount_cents / 100).toFixed(2)}`),
+        ].join('\n');
+        return out(s, text);
+      }
+      case 'ledger adjust': {
+        const credits = parseCount(need(values, 'credits'), 'credits', true);
+        const l = await svc.adjustCredits(need(values, 'client'), credits ?? 0, need(values, 'reason'));
+        return out(l, `${l.id} ${l.delta > 0 ? '+' : ''}${l.delta} credits: ${l.reason}`);
       }
       case 'pack grant': {
         const p = await svc.grantPack(

@@ -119,6 +119,66 @@ export function accounts(sql: postgres.Sql, secret: string) {
       );
     },
 
+    /** An enterprise contract's own numbers; null restores the plan's. */
+    async setLimits(
+      clientId: string,
+      limits: { rpm?: number | null; monthlyCredits?: number | null },
+    ): Promise<ClientRow> {
+      return one(
+        await sql<ClientRow[]>`
+          UPDATE accounts.clients
+             SET custom_rpm = CASE WHEN ${limits.rpm !== undefined} THEN ${limits.rpm ?? null}::int ELSE custom_rpm END,
+                 custom_monthly_credits = CASE WHEN ${limits.monthlyCredits !== undefined} THEN ${limits.monthlyCredits ?? null}::bigint
+                                               ELSE custom_monthly_credits END,
+                 updated_at = now()
+           WHERE id = ${clientId}
+          RETURNING id, name, email, status, plan, subscription_status, signup_at`,
+        `client ${clientId}`,
+      );
+    },
+
+    /** A positive or negative credit adjustment (refund, goodwill), recorded in the ledger. */
+    async adjustCredits(clientId: string, credits: number, reason: string) {
+      if (!Number.isInteger(credits) || credits === 0)
+        throw new AccountError('--credits must be a non-zero whole number');
+      if (reason.trim() === '') throw new AccountError('--reason must say why');
+      return one(
+        await sql<{ id: string; client_id: string; delta: number; reason: string; created_at: Date }[]>`
+          INSERT INTO meter.ledger (client_id, bucket, delta, reason)
+          SELECT id, 'credits', ${credits}, ${reason} FROM accounts.clients WHERE id = ${clientId}
+          RETURNING id::text, client_id, delta::int, reason, created_at`,
+        `client ${clientId}`,
+      );
+    },
+
+    /** Everything an operator asks about a client: plan, balances by bucket, this month's usage, ledger, overage. */
+    async showClient(clientId: string) {
+      const client = one(
+        await sql<
+          (ClientRow & {
+            custom_rpm: number | null;
+            custom_monthly_credits: number | null;
+            trial_capped_at: Date | null;
+          })[]
+        >`
+          SELECT id, name, email, status, plan, subscription_status, signup_at, custom_rpm,
+                 custom_monthly_credits::float8 AS custom_monthly_credits, trial_capped_at
+            FROM accounts.clients WHERE id = ${clientId}`,
+        `client ${clientId}`,
+      );
+      const [balances] = await sql`
+        SELECT monthly::float8, credits::float8, overage::float8 AS overage_used, packs
+          FROM meter.client_balance(${clientId}::uuid, 'live', meter.period_of(now()))`;
+      const [usage] = await sql`SELECT * FROM api.get_account_usage(p_client_id => ${clientId}::uuid)`;
+      const ledger = await sql`
+        SELECT id::int, bucket, pack_id, period, delta::int, reason, created_at
+          FROM meter.ledger WHERE client_id = ${clientId} ORDER BY id DESC LIMIT 50`;
+      const overage = await sql`
+        SELECT day::text, credits::int, amount_cents FROM meter.overage_invoice_lines
+         WHERE client_id = ${clientId} ORDER BY day DESC LIMIT 62`;
+      return { client, balances, usage, ledger, overage };
+    },
+
     /** True when the raw key is active for an active client (the demo key's reuse check). */
     async isActiveKey(key: string): Promise<boolean> {
       const rows = await sql`SELECT 1 FROM accounts.authenticate(${hashKey(secret, key)})`;

@@ -95,6 +95,63 @@ t.test('client create, key create / list / revoke, suspend, set-plan, pack grant
   t.equal(JSON.parse(backdated.stdout).signup_at, '2026-01-01T00:00:00.000Z');
 });
 
+t.test('client set-limits, ledger adjust and client show', async (t) => {
+  const client = (
+    await admin('client', 'create', '--name', 'Big Bank', '--email', 'b@bank.test', '--plan', 'enterprise')
+  ).stdout;
+  const limits = await admin(
+    'client',
+    'set-limits',
+    '--client',
+    client,
+    '--rpm',
+    '5000',
+    '--monthly-credits',
+    '9000000',
+  );
+  t.equal(limits.code, 0);
+  const [row] =
+    await db.sql`SELECT custom_rpm, custom_monthly_credits::int AS credits FROM accounts.clients WHERE id = ${client}`;
+  t.same(row, { custom_rpm: 5000, credits: 9000000 });
+
+  const plus = await admin(
+    'ledger',
+    'adjust',
+    '--client',
+    client,
+    '--credits',
+    '250',
+    '--reason',
+    'goodwill: outage 2026-11-01',
+    '--json',
+  );
+  t.match(JSON.parse(plus.stdout), { delta: 250, reason: 'goodwill: outage 2026-11-01' });
+  const minus = await admin('ledger', 'adjust', '--client', client, '--credits=-50', '--reason', 'correction');
+  t.equal(minus.code, 0, minus.stderr);
+
+  const shown = JSON.parse((await admin('client', 'show', '--client', client, '--json')).stdout);
+  t.match(shown.client, { plan: 'enterprise', custom_rpm: 5000 });
+  t.same(shown.balances.monthly, 9000000, 'the contract grant');
+  t.same(shown.balances.credits, 200, 'one-time credits: +250 - 50');
+  t.match(shown.usage, { events_count: 0, monthly_quota: 9000000, plan: 'enterprise' });
+  t.same(
+    shown.ledger.map((l: { delta: number }) => l.delta),
+    [-50, 250],
+    'ledger newest first',
+  );
+  const text = await admin('client', 'show', '--client', client);
+  t.match(text.stdout, /plan enterprise/);
+  t.match(text.stdout, /goodwill/);
+
+  t.equal(
+    (await admin('client', 'set-limits', '--client', client, '--rpm', 'plan')).code,
+    0,
+    "'plan' restores the plan's RPM",
+  );
+  const [restored] = await db.sql`SELECT custom_rpm FROM accounts.clients WHERE id = ${client}`;
+  t.equal(restored?.custom_rpm, null);
+});
+
 t.test('errors are one clear line and a non-zero exit', async (t) => {
   const cases: [string[], RegExp][] = [
     [['client', 'create', '--name', 'X', '--email', 'x@y.z', '--plan', 'platinum'], /unknown plan 'platinum'/],
@@ -105,6 +162,21 @@ t.test('errors are one clear line and a non-zero exit', async (t) => {
     [['pack', 'grant', '--client', '00000000-0000-0000-0000-000000000000', '--pack', 'huge'], /unknown pack/],
     [['client', 'create', '--name', 'X', '--email', 'x@y.z', '--plan', 'pro', '--signup-at', 'yesterday'], /ISO 8601/],
     [['frobnicate'], /unknown command/],
+    [['client', 'set-limits', '--client', '00000000-0000-0000-0000-000000000000'], /--rpm and\/or --monthly-credits/],
+    [['client', 'set-limits', '--client', '00000000-0000-0000-0000-000000000000', '--rpm', 'fast'], /whole number/],
+    [
+      ['ledger', 'adjust', '--client', '00000000-0000-0000-0000-000000000000', '--credits', '10'],
+      /--reason is required/,
+    ],
+    [
+      ['ledger', 'adjust', '--client', '00000000-0000-0000-0000-000000000000', '--credits', '0', '--reason', 'x'],
+      /non-zero/,
+    ],
+    [
+      ['ledger', 'adjust', '--client', '00000000-0000-0000-0000-000000000000', '--credits', '5', '--reason', 'x'],
+      /not found/,
+    ],
+    [['client', 'show', '--client', '00000000-0000-0000-0000-000000000000'], /not found/],
     [['client', 'create', '--bogus'], /bogus/],
   ];
   for (const [args, message] of cases) {
