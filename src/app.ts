@@ -34,7 +34,13 @@ export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): F
   };
 }
 
-export async function buildApp(config: Config, opts: { logStream?: NodeJS.WritableStream } = {}) {
+export interface BuildOptions {
+  logStream?: NodeJS.WritableStream;
+  /** Benchmarks only: also serve the API unguarded under /bench/none/v1 and with auth alone under /bench/auth/v1. */
+  benchRoutes?: boolean;
+}
+
+export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const app = Fastify({
     logger: loggerOptions(config, opts.logStream),
     genReqId: newRequestId,
@@ -62,6 +68,10 @@ export async function buildApp(config: Config, opts: { logStream?: NodeJS.Writab
   await app.register(auth, { secret: config.API_KEY_SECRET });
   await app.register(apiRoutes, { prefix: '/v1' });
   await app.register(apiRoutes, { prefix: '/api/v1' });
+  if (opts.benchRoutes) {
+    await app.register(apiRoutes, { prefix: '/bench/none/v1', guard: 'none' });
+    await app.register(apiRoutes, { prefix: '/bench/auth/v1', guard: 'auth' });
+  }
   return app;
 }
 export type App = Awaited<ReturnType<typeof buildApp>>;

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { ownerDatabaseUrl } from '../db-url.ts';
+import { createRedis } from '../plugins/redis.ts';
 import { resolveKeySecret } from './keys.ts';
 import { AccountError, PLANS, accounts } from './service.ts';
 
@@ -72,9 +73,15 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const sql = postgres(ownerDatabaseUrl(), { max: 1, onnotice: () => {} });
+  // The API's Redis: a change made here reaches every running API process on its next request.
+  const redis = createRedis(
+    process.env.REDIS_URL || 'redis://127.0.0.1:56379/0',
+    process.env.REDIS_KEY_PREFIX || 'fl:',
+  );
+  redis.on('error', () => {});
   const out = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json) : text);
   try {
-    const svc = accounts(sql, resolveKeySecret(process.env));
+    const svc = accounts(sql, resolveKeySecret(process.env), redis, (m) => console.error(`admin: warning: ${m}`));
     switch (command) {
       case 'client create': {
         const c = await svc.createClient({
@@ -160,6 +167,7 @@ async function main(argv: string[]): Promise<void> {
         throw new UsageError(`unknown command '${command}'\n${USAGE}`);
     }
   } finally {
+    redis.disconnect();
     await sql.end();
   }
 }

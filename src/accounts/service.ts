@@ -1,5 +1,6 @@
 // Clients and keys: what the operator CLI and the web account page do, over the owner connection.
 import type postgres from 'postgres';
+import type { Redis } from 'ioredis';
 import { displayKey, generateKey, hashKey, type KeyMode } from './keys.ts';
 
 export const PLANS = ['free', 'developer', 'pro', 'growth', 'lead_feed', 'enterprise', 'mcp_starter'] as const;
@@ -45,7 +46,22 @@ const one = <T>(rows: T[], what: string): T => {
   return row;
 };
 
-export function accounts(sql: postgres.Sql, secret: string) {
+/**
+ * `redis`: the API's Redis (same key prefix). Every change to a client deletes its hot balance there, which makes
+ * every API process re-read the client and its keys from Postgres on its next request: that is what makes
+ * revocation and suspension take effect on the very next request although processes cache valid keys.
+ */
+export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn: (m: string) => void = () => {}) {
+  const invalidate = async <T extends { id?: string; client_id?: string }>(row: T): Promise<T> => {
+    const clientId = row.client_id ?? row.id;
+    if (!redis || !clientId) return row;
+    try {
+      await redis.del(`st:${clientId}`, `st:${clientId}:test`);
+    } catch (err) {
+      warn(`Redis not reachable (${(err as Error).message}): API processes will see this change within 60 seconds`);
+    }
+    return row;
+  };
   return {
     async createClient(input: { name: string; email: string; plan: string; signupAt?: Date }): Promise<ClientRow> {
       if (!PLANS.includes(input.plan as Plan))
@@ -58,23 +74,27 @@ export function accounts(sql: postgres.Sql, secret: string) {
     },
 
     async setStatus(clientId: string, status: 'active' | 'suspended'): Promise<ClientRow> {
-      return one(
-        await sql<ClientRow[]>`
+      return invalidate(
+        one(
+          await sql<ClientRow[]>`
           UPDATE accounts.clients SET status = ${status}, updated_at = now() WHERE id = ${clientId}
           RETURNING id, name, email, status, plan, subscription_status, signup_at`,
-        `client ${clientId}`,
+          `client ${clientId}`,
+        ),
       );
     },
 
     async setPlan(clientId: string, plan: string, subscriptionStatus?: string): Promise<ClientRow> {
       if (!PLANS.includes(plan as Plan)) throw new AccountError(`unknown plan '${plan}' (one of ${PLANS.join(', ')})`);
-      return one(
-        await sql<ClientRow[]>`
+      return invalidate(
+        one(
+          await sql<ClientRow[]>`
           UPDATE accounts.clients
              SET plan = ${plan}, subscription_status = coalesce(${subscriptionStatus ?? null}, subscription_status), updated_at = now()
            WHERE id = ${clientId}
           RETURNING id, name, email, status, plan, subscription_status, signup_at`,
-        `client ${clientId}`,
+          `client ${clientId}`,
+        ),
       );
     },
 
@@ -95,12 +115,14 @@ export function accounts(sql: postgres.Sql, secret: string) {
     },
 
     async revokeKey(keyId: string): Promise<KeyRow> {
-      return one(
-        await sql<KeyRow[]>`
+      return invalidate(
+        one(
+          await sql<KeyRow[]>`
           UPDATE accounts.api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now())
            WHERE id = ${keyId}
           RETURNING id, client_id, mode, display, status, created_at, revoked_at, last_used_at`,
-        `key ${keyId}`,
+          `key ${keyId}`,
+        ),
       );
     },
 
@@ -142,12 +164,14 @@ export function accounts(sql: postgres.Sql, secret: string) {
       if (!Number.isInteger(credits) || credits === 0)
         throw new AccountError('--credits must be a non-zero whole number');
       if (reason.trim() === '') throw new AccountError('--reason must say why');
-      return one(
-        await sql<{ id: string; client_id: string; delta: number; reason: string; created_at: Date }[]>`
+      return invalidate(
+        one(
+          await sql<{ id: string; client_id: string; delta: number; reason: string; created_at: Date }[]>`
           INSERT INTO meter.ledger (client_id, bucket, delta, reason)
           SELECT id, 'credits', ${credits}, ${reason} FROM accounts.clients WHERE id = ${clientId}
           RETURNING id::text, client_id, delta::int, reason, created_at`,
-        `client ${clientId}`,
+          `client ${clientId}`,
+        ),
       );
     },
 

@@ -6,15 +6,17 @@
 //   pend:S  hash  spent but not yet flushed to Postgres, by ledger field: m:<period>, o:<period>, c, p:<id>,
 //                 t:<period> (test pool), n:<period> (charged requests)
 // Per client: win:<client>, a sorted set of admitted request ids by time (the sliding 60 s window).
-// Per request: res:<request id>, the pend field its credit was reserved from, until settled.
-// Stream `usage`: charged requests waiting to be flushed to Postgres (consumer group `flush`).
+// Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, and its time in the sorted
+// set `resz`, so that reservations orphaned by a crashed process are refunded by the reaper.
+// Stream `usage`: charged requests waiting to be flushed to Postgres (consumer group `flush`), one field `e`:
+// "<request id>|<client>|<key>|<mode>|<surface>|<period>|<used at, ms>|<pend field>".
 
 /**
- * KEYS: st, pend, win, res. ARGV: now_ms, rpm, ver, period, request_id, grant field ('m' live, 't' test),
+ * KEYS: st, pend, win, res, resz. ARGV: now_ms, rpm, ver, period, request_id, grant field ('m' live, 't' test),
  * free ('1': a free route, only the rate limit applies and nothing is reserved).
  */
 export const ADMIT = `
-local st, pend, win, res = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local st, pend, win, res, resz = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now, rpm = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ver, period, rid, grant = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 redis.call('ZREMRANGEBYSCORE', win, '-inf', now - 60000)
@@ -22,7 +24,7 @@ local count = redis.call('ZCARD', win)
 local oldest = redis.call('ZRANGE', win, 0, 0, 'WITHSCORES')[2]
 local reset_ms = oldest and (tonumber(oldest) + 60000 - now) or 60000
 local existing = redis.call('GET', res)
-if existing then return {1, existing, count, reset_ms} end
+if existing then return {1, string.match(existing, '^[^|]*'), count, reset_ms} end
 if ARGV[7] == '1' then
   if count >= rpm then return {0, 'rate', count, reset_ms} end
   redis.call('ZADD', win, now, rid)
@@ -52,38 +54,69 @@ if stfield == 'o' then redis.call('HINCRBY', st, 'o', 1) else redis.call('HINCRB
 redis.call('HINCRBY', pend, field, 1)
 redis.call('ZADD', win, now, rid)
 redis.call('PEXPIRE', win, 61000)
-redis.call('SET', res, field, 'PX', 600000)
+redis.call('SET', res, field .. '|' .. st .. '|' .. pend, 'PX', 3600000)
+redis.call('ZADD', resz, now, rid)
 if count == 0 then reset_ms = 60000 end
 return {1, field, count + 1, reset_ms}
 `;
 
+const REFUND = `
+local function refund(value, period)
+  local field, st, pend = string.match(value, '^([^|]*)|([^|]*)|(.*)$')
+  redis.call('HINCRBY', pend, field, -1)
+  local kind, arg = string.match(field, '^(%a):?(.*)$')
+  if kind == 'p' then
+    if redis.call('HEXISTS', st, field) == 1 then redis.call('HINCRBY', st, field, 1) end
+  elseif kind == 'c' then
+    redis.call('HINCRBY', st, 'c', 1)
+  elseif arg == period then
+    if kind == 'o' then redis.call('HINCRBY', st, 'o', -1) else redis.call('HINCRBY', st, 'm', 1) end
+  end
+end
+`;
+
 /**
- * KEYS: st, pend, res, stream. ARGV: charge (1|0), period of st, then the usage event's fields when charging.
- * Charge: the reservation becomes a usage event in the stream. Refund: the credit goes back. Idempotent.
+ * No KEYS (the key prefix comes first in ARGV). ARGV: prefix, current period, then (request id, charge 1|0,
+ * event) triples. Charge: the reservation becomes a usage event in the stream. Refund: the credit goes back.
+ * A reservation already settled (or reaped) is skipped, so settling twice changes nothing.
  */
-export const SETTLE = `
-local st, pend, res, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local field = redis.call('GET', res)
-if not field then return 0 end
-redis.call('DEL', res)
-if ARGV[1] == '1' then
-  local period = ARGV[3]
-  redis.call('HINCRBY', pend, 'n:' .. period, 1)
-  local event = {'field', field}
-  for i = 4, #ARGV, 2 do table.insert(event, ARGV[i]); table.insert(event, ARGV[i + 1]) end
-  redis.call('XADD', stream, '*', unpack(event))
-  return 1
+export const SETTLE = `${REFUND}
+local prefix, period = ARGV[1], ARGV[2]
+local done = 0
+for i = 3, #ARGV, 3 do
+  local rid, charge, event = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local res = prefix .. 'res:' .. rid
+  local value = redis.call('GET', res)
+  if value then
+    redis.call('DEL', res)
+    redis.call('ZREM', prefix .. 'resz', rid)
+    if charge == '1' then
+      local field, pend = string.match(value, '^([^|]*)|[^|]*|(.*)$')
+      local evperiod = string.match(event, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+      redis.call('HINCRBY', pend, 'n:' .. evperiod, 1)
+      redis.call('XADD', prefix .. 'usage', '*', 'e', event .. '|' .. field)
+    else
+      refund(value, period)
+    end
+    done = done + 1
+  end
 end
-redis.call('HINCRBY', pend, field, -1)
-local kind, arg = string.match(field, '^(%a):?(.*)$')
-if kind == 'p' then
-  if redis.call('HEXISTS', st, field) == 1 then redis.call('HINCRBY', st, field, 1) end
-elseif kind == 'c' then
-  redis.call('HINCRBY', st, 'c', 1)
-elseif arg == ARGV[2] then
-  if kind == 'o' then redis.call('HINCRBY', st, 'o', -1) else redis.call('HINCRBY', st, 'm', 1) end
+return done
+`;
+
+/** ARGV: prefix, now_ms, current period. Refunds reservations older than 5 minutes: their process died. */
+export const REAP = `${REFUND}
+local prefix, now, period = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local old = redis.call('ZRANGEBYSCORE', prefix .. 'resz', '-inf', now - 300000, 'LIMIT', 0, 1000)
+for _, rid in ipairs(old) do
+  local value = redis.call('GET', prefix .. 'res:' .. rid)
+  if value then
+    redis.call('DEL', prefix .. 'res:' .. rid)
+    refund(value, period)
+  end
+  redis.call('ZREM', prefix .. 'resz', rid)
 end
-return 2
+return #old
 `;
 
 /**

@@ -1,5 +1,6 @@
-// Authentication (Part 5): Bearer or X-API-Key, one indexed lookup per request (no cache, so revocation and
-// suspension bite on the very next request in every process), one identical 401 for every failure.
+// Authentication (Part 5): Bearer or X-API-Key, one identical 401 for every failure. Valid keys are cached in
+// process; the cache is exact because every change to a client (key revoked, suspended, plan, credits) deletes the
+// client's Redis balance, and metering re-authenticates from Postgres before admitting against a missing balance.
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { ApiError, sendError } from '../errors.ts';
@@ -27,16 +28,23 @@ export type Surface = 'rest' | 'mcp';
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
+    /** HMAC of the presented key, kept so metering can re-authenticate from Postgres. */
+    keyHash: Buffer | null;
   }
   interface FastifyInstance {
     /** onRequest hook that authenticates a request for one surface (REST under /v1, or MCP). */
     authenticate: (surface: Surface) => onRequestAsyncHookHandler;
+    /** Looks the request's key up in Postgres again (bypassing the cache) and applies it; false if refused. */
+    reauthenticate: (request: FastifyRequest, reply: FastifyReply, surface: Surface) => Promise<boolean>;
   }
 }
 
 /** Every failure waits until this many ms after arrival, so timing does not tell the cases apart. */
 const FAILURE_FLOOR_MS = 25;
 const TOUCH_FLUSH_MS = 5000;
+/** A safety net only: entries are normally replaced as soon as metering sees the client changed. */
+const CACHE_TTL_MS = 60_000;
+const CACHE_MAX = 50_000;
 const BEARER = /^bearer ([^\s]+)$/i;
 
 export const unauthorized = () => new ApiError(401, 'unauthorized', 'Invalid API key.');
@@ -59,7 +67,9 @@ export function presentedKey(request: FastifyRequest): string | null {
 
 export default fp<{ secret: string }>(async (app, opts) => {
   app.decorateRequest('auth', null);
+  app.decorateRequest('keyHash', null);
   const seen = new Map<string, Date>();
+  const cache = new Map<string, { auth: AuthContext; at: number }>();
 
   const flushTouches = async () => {
     if (seen.size === 0) return;
@@ -79,6 +89,21 @@ export default fp<{ secret: string }>(async (app, opts) => {
     await flushTouches();
   });
 
+  async function lookup(hash: Buffer): Promise<AuthContext | undefined> {
+    const [row] = await app.sql<AuthContext[]>`
+      SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp, monthly_credits::float8 AS "monthlyCredits",
+             rpm, overage, credit_version::text AS "creditVersion", trial_cap_due AS "trialCapDue"
+        FROM accounts.authenticate(${hash})`;
+    const id = hash.toString('base64');
+    if (!row) {
+      cache.delete(id);
+      return undefined;
+    }
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(id, { auth: row, at: Date.now() });
+    return row;
+  }
+
   const fail = async (request: FastifyRequest, reply: FastifyReply) => {
     if (await app.limitAuthFailures(request, reply)) return reply;
     const wait = FAILURE_FLOOR_MS - reply.elapsedTime;
@@ -86,16 +111,14 @@ export default fp<{ secret: string }>(async (app, opts) => {
     return sendError(reply, unauthorized());
   };
 
-  app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
-    const key = presentedKey(request);
-    if (key === null) return fail(request, reply);
-    const [row] = await app.sql<AuthContext[]>`
-      SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp, monthly_credits::float8 AS "monthlyCredits",
-             rpm, overage, credit_version::text AS "creditVersion", trial_cap_due AS "trialCapDue"
-        FROM accounts.authenticate(${hashKey(opts.secret, key)})`;
-    if (!row) return fail(request, reply);
-    if (surface === 'rest' && !row.rest) {
-      return sendError(
+  /** Applies a looked-up key to the request: false (and the reply sent) when it may not use this surface. */
+  async function apply(request: FastifyRequest, reply: FastifyReply, surface: Surface, auth: AuthContext | undefined) {
+    if (!auth) {
+      await fail(request, reply);
+      return false;
+    }
+    if (surface === 'rest' && !auth.rest) {
+      await sendError(
         reply,
         new ApiError(
           403,
@@ -103,9 +126,10 @@ export default fp<{ secret: string }>(async (app, opts) => {
           'This plan serves the MCP endpoint only; REST needs a Developer plan or higher.',
         ),
       );
+      return false;
     }
-    if (surface === 'mcp' && !row.mcp) {
-      return sendError(
+    if (surface === 'mcp' && !auth.mcp) {
+      await sendError(
         reply,
         new ApiError(
           403,
@@ -113,8 +137,25 @@ export default fp<{ secret: string }>(async (app, opts) => {
           'This plan does not include the MCP endpoint; upgrade to Developer or higher.',
         ),
       );
+      return false;
     }
-    seen.set(row.keyId, new Date());
-    request.auth = row;
+    seen.set(auth.keyId, new Date());
+    request.auth = auth;
+    return true;
+  }
+
+  app.decorate('reauthenticate', async (request: FastifyRequest, reply: FastifyReply, surface: Surface) => {
+    request.auth = null;
+    return apply(request, reply, surface, request.keyHash ? await lookup(request.keyHash) : undefined);
+  });
+
+  app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
+    const key = presentedKey(request);
+    if (key === null) return fail(request, reply);
+    const hash = hashKey(opts.secret, key);
+    request.keyHash = hash;
+    const cached = cache.get(hash.toString('base64'));
+    const auth = cached && Date.now() - cached.at < CACHE_TTL_MS ? cached.auth : await lookup(hash);
+    if (!(await apply(request, reply, surface, auth))) return reply;
   });
 });

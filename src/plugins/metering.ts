@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import { serializeDictionary } from 'structured-headers';
 import { ApiError, sendError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
-import { ACK, ADMIT, INIT, SETTLE } from '../metering/scripts.ts';
+import { ACK, ADMIT, INIT, REAP, SETTLE } from '../metering/scripts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,6 +21,8 @@ declare module 'fastify' {
     flushUsage: () => Promise<number>;
     /** Charged requests of a client's pool this period that are still in Redis, not yet in Postgres. */
     pendingUsage: (auth: AuthContext, period: string) => Promise<number>;
+    /** Refunds reservations older than 5 minutes (their process died before settling); runs every minute. */
+    reapOrphans: () => Promise<number>;
     /** Requests admitted without Redis (it did not answer within a second). */
     meterStats: { failOpen: number };
   }
@@ -51,13 +53,15 @@ interface Balance {
 
 export default fp<{ keyPrefix: string }>(async (app, opts) => {
   const redis = app.redis;
-  redis.defineCommand('meterAdmit', { numberOfKeys: 4, lua: ADMIT });
-  redis.defineCommand('meterSettle', { numberOfKeys: 4, lua: SETTLE });
+  redis.defineCommand('meterAdmit', { numberOfKeys: 5, lua: ADMIT });
+  redis.defineCommand('meterSettle', { numberOfKeys: 0, lua: SETTLE });
+  redis.defineCommand('meterReap', { numberOfKeys: 0, lua: REAP });
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
   redis.defineCommand('meterAck', { numberOfKeys: 1, lua: ACK });
   type Scripted = {
     meterAdmit: (...args: (string | number)[]) => Promise<[number, string, number, number]>;
     meterSettle: (...args: (string | number)[]) => Promise<number>;
+    meterReap: (...args: (string | number)[]) => Promise<number>;
     meterInit: (...args: (string | number)[]) => Promise<number>;
     meterAck: (...args: (string | number)[]) => Promise<number>;
   };
@@ -82,33 +86,46 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     return b.version;
   }
 
-  async function admit(request: FastifyRequest, auth: AuthContext, now: number, free: boolean) {
-    const subject = auth.mode === 'test' ? `${auth.clientId}:test` : auth.clientId;
+  const subjectOf = (auth: AuthContext) => (auth.mode === 'test' ? `${auth.clientId}:test` : auth.clientId);
+
+  /**
+   * Admits a request. A missing or outdated balance in Redis means the client changed (or Redis lost its data):
+   * re-authenticate from Postgres (the key may be revoked, the client suspended), rebuild the balance, admit again.
+   * Returns null when re-authentication refused the request (the reply is sent).
+   */
+  async function admit(request: FastifyRequest, reply: FastifyReply, surface: Surface, now: number, free: boolean) {
+    let auth = request.auth!;
     const period = periodOf(now);
-    const { st, pend } = keysOf(subject);
-    const call = (version: string) =>
-      r.meterAdmit(
+    const call = (a: AuthContext, version: string) => {
+      const { st, pend } = keysOf(subjectOf(a));
+      return r.meterAdmit(
         st,
         pend,
-        `win:${auth.clientId}`,
+        `win:${a.clientId}`,
         `res:${request.id}`,
+        'resz',
         now,
-        auth.rpm,
+        a.rpm,
         version,
         period,
         request.id,
-        auth.mode === 'test' ? 't' : 'm',
+        a.mode === 'test' ? 't' : 'm',
         free ? '1' : '0',
       );
-    let version = String(auth.creditVersion);
-    if (auth.trialCapDue && auth.mode === 'live') {
-      const pending = Number((await redis.hget(pend, 'c')) ?? 0);
-      await app.sql`SELECT meter.apply_trial_cap(${auth.clientId}::uuid, ${pending})`;
-      version = await init(auth, subject, period);
+    };
+    let result = auth.trialCapDue ? null : await call(auth, auth.creditVersion);
+    if (result === null || result[0] === -1) {
+      if (!(await app.reauthenticate(request, reply, surface))) return null;
+      auth = request.auth!;
+      if (auth.trialCapDue && auth.mode === 'live') {
+        const pending = Number((await redis.hget(keysOf(auth.clientId).pend, 'c')) ?? 0);
+        await app.sql`SELECT meter.apply_trial_cap(${auth.clientId}::uuid, ${pending})`;
+        if (!(await app.reauthenticate(request, reply, surface))) return null;
+        auth = request.auth!;
+      }
+      result = await call(auth, await init(auth, subjectOf(auth), period));
     }
-    let result = await call(version);
-    if (result[0] === -1) result = await call(await init(auth, subject, period));
-    return { result, subject, period };
+    return { result, subject: subjectOf(auth), period, auth };
   }
 
   function setHeaders(reply: FastifyReply, limit: number, remaining: number, resetMs: number, now: number) {
@@ -132,22 +149,26 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   }
 
   app.decorate('meter', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
-    const auth = request.auth;
-    if (!auth) return;
+    if (!request.auth) return;
     const now = Date.now();
     let admitted;
     try {
-      admitted = await admit(request, auth, now, isFree(request));
+      admitted = await admit(request, reply, surface, now, isFree(request));
+      if (admitted === null) return reply;
     } catch (err) {
+      if (reply.sent) throw err;
       stats.failOpen++;
       request.log.warn({ err: (err as Error).message }, 'metering unavailable: request allowed (fail open)');
+      // Without Redis the key cache cannot be trusted to be current: check the key in Postgres.
+      if (!(await app.reauthenticate(request, reply, surface))) return reply;
+      const auth = request.auth!;
       request.meter = isFree(request)
         ? null
         : { field: null, period: periodOf(now), surface, subject: auth.clientId, failOpen: true };
       setHeaders(reply, auth.rpm, auth.rpm - 1, 60000, now);
       return;
     }
-    const { result, subject, period } = admitted;
+    const { result, subject, period, auth } = admitted;
     const [ok, field, count, resetMs] = result;
     const resetSeconds = setHeaders(reply, auth.rpm, auth.rpm - count, resetMs, now);
     if (ok === 1) {
@@ -188,40 +209,48 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     );
   });
 
+  // Settlements of the requests that finished in one turn of the event loop go to Redis as one script call.
+  let settling: (string | number)[] = [];
+  let settleScheduled = false;
+  const sendSettlements = async () => {
+    settleScheduled = false;
+    const batch = settling;
+    settling = [];
+    if (batch.length === 0) return;
+    try {
+      await r.meterSettle(opts.keyPrefix, periodOf(Date.now()), ...batch);
+    } catch (err) {
+      // The reservations stay in Redis and the reaper refunds them: the client is not charged for these.
+      app.log.error({ err: (err as Error).message, requests: batch.length / 3 }, 'could not settle metering');
+    }
+  };
+
   app.addHook('onResponse', async (request, reply) => {
     const m = request.meter;
     const auth = request.auth;
     if (!m || !auth) return;
     const charge = reply.statusCode >= 200 && reply.statusCode < 300;
-    const event = {
-      request_id: request.id,
-      client_id: auth.clientId,
-      key_id: auth.keyId,
-      mode: auth.mode,
-      surface: m.surface,
-      period: m.period,
-      used_at: new Date().toISOString(),
-    };
     if (m.failOpen) {
-      if (charge) unmetered.push({ ...event, bucket: auth.mode === 'test' ? 'test' : 'unmetered', pack_id: null });
+      if (charge) {
+        unmetered.push({
+          request_id: request.id,
+          client_id: auth.clientId,
+          key_id: auth.keyId,
+          mode: auth.mode,
+          surface: m.surface,
+          bucket: auth.mode === 'test' ? 'test' : 'unmetered',
+          pack_id: null,
+          period: m.period,
+          used_at: new Date().toISOString(),
+        });
+      }
       return;
     }
-    const { st, pend } = keysOf(m.subject);
-    const fields = Object.entries(event).flat();
-    try {
-      await r.meterSettle(
-        st,
-        pend,
-        `res:${request.id}`,
-        STREAM,
-        charge ? 1 : 0,
-        periodOf(Date.now()),
-        m.period,
-        ...fields,
-      );
-    } catch (err) {
-      request.log.error({ err: (err as Error).message }, 'could not settle metering; recording directly');
-      if (charge) unmetered.push({ ...event, bucket: 'unmetered', pack_id: null });
+    const event = [request.id, auth.clientId, auth.keyId, auth.mode, m.surface, m.period, Date.now()].join('|');
+    settling.push(request.id, charge ? 1 : 0, event);
+    if (!settleScheduled) {
+      settleScheduled = true;
+      setImmediate(sendSettlements);
     }
   });
 
@@ -272,8 +301,15 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
             : 'credits';
 
   let flushing: Promise<number> | null = null;
+  let lastReap = 0;
+  const reapOrphans = () => {
+    lastReap = Date.now();
+    return r.meterReap(opts.keyPrefix, Date.now(), periodOf(Date.now()));
+  };
+  app.decorate('reapOrphans', reapOrphans);
   async function flushOnce(): Promise<number> {
     let written = 0;
+    // Postgres first: requests admitted while Redis was away are recorded even while it still is.
     if (unmetered.length > 0) {
       const batch = unmetered.splice(0, unmetered.length);
       try {
@@ -288,6 +324,8 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         throw err;
       }
     }
+    await sendSettlements();
+    if (Date.now() - lastReap > 60_000) await reapOrphans();
     try {
       await redis.xgroup('CREATE', STREAM, GROUP, '0', 'MKSTREAM');
     } catch {
@@ -303,9 +341,10 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       const messages = [...(claimed[1] ?? []), ...(fresh?.[0]?.[1] ?? [])].filter((m) => Array.isArray(m[1]));
       if (messages.length === 0) return written;
       const events = messages.map(([, kv]) => {
-        const e: Record<string, string> = {};
-        for (let i = 0; i < kv.length; i += 2) e[kv[i]!] = kv[i + 1]!;
-        return e;
+        const [request_id, client_id, key_id, mode, surface, period, usedAt, field] = (kv[1] ?? '').split(
+          '|',
+        ) as string[];
+        return { request_id, client_id, key_id, mode, surface, period, usedAt, field: field! };
       });
       const rows = events.map((e) => ({
         request_id: e.request_id,
@@ -313,17 +352,17 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         key_id: e.key_id,
         mode: e.mode,
         surface: e.surface,
-        bucket: bucketOf(e.field!),
-        pack_id: e.field!.startsWith('p:') ? e.field!.slice(2) : null,
+        bucket: bucketOf(e.field),
+        pack_id: e.field.startsWith('p:') ? e.field.slice(2) : null,
         period: e.period,
-        used_at: e.used_at,
+        used_at: new Date(Number(e.usedAt)).toISOString(),
       }));
       written +=
         (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
       const ackArgs = messages.flatMap(([id], i) => {
         const e = events[i]!;
         const subject = e.mode === 'test' ? `${e.client_id}:test` : e.client_id!;
-        return [id, `${opts.keyPrefix}pend:${subject}`, e.field!, e.period!];
+        return [id, `${opts.keyPrefix}pend:${subject}`, e.field, e.period!];
       });
       await r.meterAck(STREAM, GROUP, ...ackArgs);
     }

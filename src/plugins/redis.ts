@@ -16,6 +16,7 @@ export function createRedis(url: string, keyPrefix: string): Redis {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     lazyConnect: false,
+    enableAutoPipelining: true,
     retryStrategy: (times) => Math.min(times * 200, 2000),
   });
 }

@@ -3,9 +3,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import account from './account.ts';
 import counties from './counties.ts';
 
-const apiRoutes: FastifyPluginAsync = async (app) => {
-  app.addHook('onRequest', app.authenticate('rest'));
-  app.addHook('onRequest', app.meter('rest'));
+/** `guard: 'none'` (or 'auth') serves the routes without auth and metering: only the overhead benchmark does that. */
+export interface ApiRoutesOptions {
+  guard?: 'auth+meter' | 'auth' | 'none';
+}
+
+const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts) => {
+  const guard = opts.guard ?? 'auth+meter';
+  if (guard !== 'none') app.addHook('onRequest', app.authenticate('rest'));
+  if (guard === 'auth+meter') app.addHook('onRequest', app.meter('rest'));
   await app.register(account);
   await app.register(counties);
 };

@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
-import { TEST_KEY_SECRET, clientWithKey } from './accounts.ts';
+import { TEST_KEY_SECRET, clientWithKey, type NewClientOptions } from './accounts.ts';
 
 export interface TestContext {
   app: App;
@@ -16,6 +16,10 @@ export interface TestContext {
   key: string;
   /** This app's Redis key prefix (a second app given the same prefix shares its counters). */
   prefix: string;
+  /** A new client with one key, managed through a service wired to this app's Redis. */
+  newClient: (plan?: string, opts?: NewClientOptions) => ReturnType<typeof clientWithKey>;
+  /** Makes running apps re-read a client changed behind the service's back (raw SQL in a test). */
+  invalidate: (clientId: string) => Promise<unknown>;
   /** GET with that key. */
   get: (url: string, headers?: Record<string, string>) => Promise<LightMyRequestResponse>;
 }
@@ -57,5 +61,8 @@ export async function buildTestApp(
   const { key } = await clientWithKey(db.sql, 'growth');
   const get = (url: string, headers: Record<string, string> = {}) =>
     app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}`, ...headers } });
-  return { app, db, logs, key, get, prefix };
+  const newClient = (plan = 'growth', o: NewClientOptions = {}) =>
+    clientWithKey(db.sql, plan, { ...o, redis: app.redis });
+  const invalidate = (clientId: string) => app.redis.del(`st:${clientId}`, `st:${clientId}:test`);
+  return { app, db, logs, key, get, prefix, newClient, invalidate };
 }

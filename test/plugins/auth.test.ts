@@ -1,10 +1,9 @@
 // Part 5 and the key rows of Part 3: every way in, every way to be refused, and what the logs never hold.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
-import { clientWithKey } from '../helpers/accounts.ts';
 import { generateKey } from '../../src/accounts/keys.ts';
 
-const { app, db, logs, key } = await buildTestApp(t);
+const { app, db, logs, key, newClient, prefix } = await buildTestApp(t);
 const URL = '/v1/counties';
 const get = (headers: Record<string, string> = {}, url = URL) => app.inject({ method: 'GET', url, headers });
 const stripId = (body: string) => body.replace(/req_[a-f0-9]+/, 'req_X');
@@ -20,10 +19,10 @@ t.test('a valid key works in either header; the Bearer scheme word is case-insen
 });
 
 t.test('every failure is the same 401 body', async (t) => {
-  const other = await clientWithKey(db.sql, 'growth');
-  const revoked = await clientWithKey(db.sql, 'growth');
+  const other = await newClient('growth');
+  const revoked = await newClient('growth');
   await revoked.svc.revokeKey(revoked.keyId);
-  const suspended = await clientWithKey(db.sql, 'growth');
+  const suspended = await newClient('growth');
   await suspended.svc.setStatus(suspended.client.id, 'suspended');
   const cases: Record<string, Record<string, string>> = {
     missing: {},
@@ -63,8 +62,9 @@ t.test('a key in the query string never authenticates', async (t) => {
 });
 
 t.test('revocation takes effect on the very next request, in every API process', async (t) => {
-  const second = await buildTestApp(t, {}, { db }); // its own pools, as a second process would have
-  const c = await clientWithKey(db.sql, 'growth');
+  // a second app: its own pools and key cache, the same Postgres and Redis, as a second process would have
+  const second = await buildTestApp(t, { REDIS_KEY_PREFIX: prefix }, { db });
+  const c = await newClient('growth');
   const viaSecond = () => second.app.inject({ method: 'GET', url: URL, headers: c.headers });
   t.equal((await get(c.headers)).statusCode, 200);
   t.equal((await viaSecond()).statusCode, 200);
@@ -74,7 +74,7 @@ t.test('revocation takes effect on the very next request, in every API process',
 });
 
 t.test('suspending a client refuses every key it owns; activating restores them', async (t) => {
-  const c = await clientWithKey(db.sql, 'pro');
+  const c = await newClient('pro');
   const { key: second } = await c.svc.createKey(c.client.id, 'test');
   await c.svc.setStatus(c.client.id, 'suspended');
   t.equal((await get(c.headers)).statusCode, 401);
@@ -85,7 +85,7 @@ t.test('suspending a client refuses every key it owns; activating restores them'
 });
 
 t.test('rotation: several active keys of one client all work', async (t) => {
-  const c = await clientWithKey(db.sql, 'developer');
+  const c = await newClient('developer');
   const { key: next } = await c.svc.createKey(c.client.id, 'live');
   t.equal((await get(c.headers)).statusCode, 200, 'old key');
   t.equal((await get({ authorization: `Bearer ${next}` })).statusCode, 200, 'new key');
@@ -95,7 +95,7 @@ t.test('rotation: several active keys of one client all work', async (t) => {
 });
 
 t.test('an MCP Starter key calling REST gets 403 rest_disabled', async (t) => {
-  const c = await clientWithKey(db.sql, 'mcp_starter');
+  const c = await newClient('mcp_starter');
   const res = await get(c.headers);
   t.equal(res.statusCode, 403);
   t.equal(res.json().error.code, 'rest_disabled');
@@ -132,7 +132,7 @@ t.test('health, readiness need no key', async (t) => {
 
 t.test('last_used_at is recorded in batches, not per request', async (t) => {
   const local = await buildTestApp(t, {}, { db });
-  const c = await clientWithKey(db.sql, 'growth');
+  const c = await newClient('growth');
   t.equal((await local.app.inject({ method: 'GET', url: URL, headers: c.headers })).statusCode, 200);
   const [before] = await db.sql`SELECT last_used_at FROM accounts.api_keys WHERE id = ${c.keyId}`;
   t.equal(before?.last_used_at, null, 'not written on the request itself');

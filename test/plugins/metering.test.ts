@@ -2,7 +2,6 @@
 import t from 'tap';
 import net from 'node:net';
 import { buildTestApp } from '../helpers/app.ts';
-import { clientWithKey } from '../helpers/accounts.ts';
 import { secondsToNextPeriod } from '../../src/plugins/metering.ts';
 
 const only = <T>(rows: readonly T[]): T => {
@@ -11,7 +10,7 @@ const only = <T>(rows: readonly T[]): T => {
 };
 
 const ctx = await buildTestApp(t);
-const { app, db } = ctx;
+const { app, db, newClient, invalidate } = ctx;
 const sql = db.sql;
 const OK_URL = '/v1/counties';
 const NOT_FOUND_URL = '/v1/counties/atlantis';
@@ -28,12 +27,15 @@ async function setCredits(clientId: string, left: number) {
   await sql`INSERT INTO meter.ledger (client_id, bucket, delta, reason)
             SELECT ${clientId}, 'credits', ${left} - coalesce(sum(delta), 0), 'test_adjustment'
               FROM meter.ledger WHERE client_id = ${clientId} AND bucket = 'credits'`;
+  await invalidate(clientId);
 }
-const setLimits = (clientId: string, credits: number | null, rpm: number | null = null) =>
-  sql`UPDATE accounts.clients SET custom_monthly_credits = ${credits}, custom_rpm = ${rpm} WHERE id = ${clientId}`;
+async function setLimits(clientId: string, credits: number | null, rpm: number | null = null) {
+  await sql`UPDATE accounts.clients SET custom_monthly_credits = ${credits}, custom_rpm = ${rpm} WHERE id = ${clientId}`;
+  await invalidate(clientId);
+}
 
 t.test('headers on 200: limit, remaining, reset (Unix seconds) and the RateLimit structured field', async (t) => {
-  const c = await clientWithKey(sql, 'growth');
+  const c = await newClient('growth');
   const first = await call(c.headers);
   const second = await call(c.headers);
   t.equal(first.headers['x-ratelimit-limit'], '300');
@@ -47,7 +49,7 @@ t.test('headers on 200: limit, remaining, reset (Unix seconds) and the RateLimit
 });
 
 t.test('per-minute limit: the request past the plan RPM gets 429 with Retry-After; the window slides', async (t) => {
-  const c = await clientWithKey(sql, 'developer');
+  const c = await newClient('developer');
   await setLimits(c.client.id, null, 3);
   t.same(await statuses(c.headers, 3), [200, 200, 200]);
   const limited = await call(c.headers);
@@ -67,7 +69,7 @@ t.test('per-minute limit: the request past the plan RPM gets 429 with Retry-Afte
 });
 
 t.test('only 2xx answers are charged; usage counts them exactly, whichever key of the client calls', async (t) => {
-  const c = await clientWithKey(sql, 'pro');
+  const c = await newClient('pro');
   const { key: second } = await c.svc.createKey(c.client.id, 'live');
   t.same(await statuses(c.headers, 3), [200, 200, 200]);
   t.same(await statuses({ authorization: `Bearer ${second}` }, 2), [200, 200]);
@@ -97,7 +99,7 @@ t.test('only 2xx answers are charged; usage counts them exactly, whichever key o
 });
 
 t.test('free trial: 500 credits at signup; at zero, 402 with an upgrade hint', async (t) => {
-  const c = await clientWithKey(sql, 'free');
+  const c = await newClient('free');
   const { credits } = only(
     await sql<
       { credits: number }[]
@@ -116,7 +118,7 @@ t.test('free trial: 500 credits at signup; at zero, 402 with an upgrade hint', a
 
 t.test('free trial: the first call after day 7 caps the balance once at min(remaining, 100)', async (t) => {
   const eightDaysAgo = new Date(Date.now() - 8 * 86400_000);
-  const c = await clientWithKey(sql, 'free', { signupAt: eightDaysAgo });
+  const c = await newClient('free', { signupAt: eightDaysAgo });
   t.equal((await call(c.headers)).statusCode, 200);
   t.equal((await call(c.headers)).statusCode, 200);
   const caps =
@@ -136,7 +138,7 @@ t.test('free trial: the first call after day 7 caps the balance once at min(rema
   );
   t.equal(left, 98, '100 after the cap, less the two charged calls (usage reads are free)');
 
-  const low = await clientWithKey(sql, 'free', { signupAt: eightDaysAgo });
+  const low = await newClient('free', { signupAt: eightDaysAgo });
   await setCredits(low.client.id, 40);
   t.equal((await call(low.headers)).statusCode, 200);
   const lowCaps =
@@ -147,7 +149,7 @@ t.test('free trial: the first call after day 7 caps the balance once at min(rema
     'below 100 the cap changes nothing but is still recorded once',
   );
 
-  const young = await clientWithKey(sql, 'free', { signupAt: new Date(Date.now() - 6 * 86400_000) });
+  const young = await newClient('free', { signupAt: new Date(Date.now() - 6 * 86400_000) });
   await call(young.headers);
   const none =
     await sql`SELECT 1 FROM meter.ledger WHERE client_id = ${young.client.id} AND reason = 'free_trial_expired_cap'`;
@@ -155,7 +157,7 @@ t.test('free trial: the first call after day 7 caps the balance once at min(rema
 });
 
 t.test('upgrading a trial removes the gate: the monthly grant applies', async (t) => {
-  const c = await clientWithKey(sql, 'free');
+  const c = await newClient('free');
   await setCredits(c.client.id, 0);
   t.equal((await call(c.headers)).statusCode, 402);
   await c.svc.setPlan(c.client.id, 'developer');
@@ -164,7 +166,7 @@ t.test('upgrading a trial removes the gate: the monthly grant applies', async (t
 });
 
 t.test('paid plans keep serving past the grant and accrue overage, billed per day rounded up to $0.05', async (t) => {
-  const c = await clientWithKey(sql, 'developer');
+  const c = await newClient('developer');
   await setLimits(c.client.id, 2);
   t.same(await statuses(c.headers, 5), [200, 200, 200, 200, 200]);
   await app.flushUsage();
@@ -172,7 +174,7 @@ t.test('paid plans keep serving past the grant and accrue overage, billed per da
     await sql`SELECT credits::int, amount_cents FROM meter.overage_invoice_lines WHERE client_id = ${c.client.id}`,
   );
   t.same(line, { credits: 3, amount_cents: 5 }, 'three credits over cost $0.05');
-  const one = await clientWithKey(sql, 'lead_feed');
+  const one = await newClient('lead_feed');
   await setLimits(one.client.id, 0);
   t.equal((await call(one.headers)).statusCode, 200);
   await app.flushUsage();
@@ -180,7 +182,7 @@ t.test('paid plans keep serving past the grant and accrue overage, billed per da
     await sql`SELECT credits::int, amount_cents FROM meter.overage_invoice_lines WHERE client_id = ${one.client.id}`,
   );
   t.same(oneLine, { credits: 1, amount_cents: 5 }, 'one request over costs $0.05');
-  const many = await clientWithKey(sql, 'growth');
+  const many = await newClient('growth');
   await setLimits(many.client.id, 0);
   t.same(new Set(await statuses(many.headers, 11)), new Set([200]));
   await app.flushUsage();
@@ -191,7 +193,7 @@ t.test('paid plans keep serving past the grant and accrue overage, billed per da
 });
 
 t.test('past_due subscriptions and MCP Starter get no overage: 429 with Retry-After until next month', async (t) => {
-  const c = await clientWithKey(sql, 'developer');
+  const c = await newClient('developer');
   await c.svc.setPlan(c.client.id, 'developer', 'past_due');
   await setLimits(c.client.id, 1);
   t.equal((await call(c.headers)).statusCode, 200);
@@ -203,7 +205,7 @@ t.test('past_due subscriptions and MCP Starter get no overage: 429 with Retry-Af
 });
 
 t.test('packs are spent after the monthly grant, oldest-expiring first; expired packs are not', async (t) => {
-  const c = await clientWithKey(sql, 'developer');
+  const c = await newClient('developer');
   await c.svc.setPlan(c.client.id, 'developer', 'past_due'); // no overage, so exhaustion shows
   await setLimits(c.client.id, 1);
   const expired = await c.svc.grantPack(c.client.id, 'starter', new Date(Date.now() - 13 * 30 * 86400_000));
@@ -211,6 +213,7 @@ t.test('packs are spent after the monthly grant, oldest-expiring first; expired 
   const newer = await c.svc.grantPack(c.client.id, 'starter', new Date(Date.now() - 10 * 86400_000));
   await sql`INSERT INTO meter.ledger (client_id, bucket, pack_id, delta, reason) VALUES
             (${c.client.id}, 'pack', ${older.id}, -999, 'test_adjustment'), (${c.client.id}, 'pack', ${newer.id}, -998, 'test_adjustment')`;
+  await invalidate(c.client.id);
   t.same(await statuses(c.headers, 5), [200, 200, 200, 200, 429], 'grant 1, older pack 1, newer pack 2, then nothing');
   await app.flushUsage();
   const rows =
@@ -231,7 +234,7 @@ t.test('packs are spent after the monthly grant, oldest-expiring first; expired 
 });
 
 t.test('test keys have their own reduced quota of 100 a month and never accrue overage', async (t) => {
-  const c = await clientWithKey(sql, 'growth', { mode: 'test' });
+  const c = await newClient('growth', { mode: 'test' });
   t.equal((await call(c.headers)).statusCode, 200);
   await app.flushUsage();
   await sql`UPDATE meter.usage_daily SET requests = 100 WHERE client_id = ${c.client.id} AND mode = 'test'`;
@@ -247,7 +250,7 @@ t.test(
   'concurrency: N parallel requests on a balance of B from two API processes succeed min(N, B) times',
   async (t) => {
     const other = await buildTestApp(t, { REDIS_KEY_PREFIX: ctx.prefix }, { db });
-    const c = await clientWithKey(sql, 'free');
+    const c = await newClient('free');
     await setCredits(c.client.id, 20);
     await setLimits(c.client.id, null, 1000);
     const results = await Promise.all(
@@ -274,12 +277,46 @@ t.test(
 );
 
 t.test('balances are rebuilt from Postgres when Redis loses its data', async (t) => {
-  const c = await clientWithKey(sql, 'free');
+  const c = await newClient('free');
   await setCredits(c.client.id, 3);
   t.same(await statuses(c.headers, 2), [200, 200]);
   await app.flushUsage();
   await app.redis.del(`st:${c.client.id}`, `pend:${c.client.id}`);
   t.same(await statuses(c.headers, 2), [200, 402], 'one credit was left, and only one');
+});
+
+t.test('a reservation orphaned by a crashed process is refunded by the reaper, not charged', async (t) => {
+  const c = await newClient('free');
+  await setCredits(c.client.id, 2);
+  t.equal((await call(c.headers)).statusCode, 200, 'loads the balance: one credit left');
+  // A process admitted a request six minutes ago and died before settling it.
+  const admit = (app.redis as unknown as { meterAdmit: (...a: (string | number)[]) => Promise<[number, string]> })
+    .meterAdmit;
+  const sixMinutesAgo = Date.now() - 360_000;
+  const [ok, field] = await admit.call(
+    app.redis,
+    `st:${c.client.id}`,
+    `pend:${c.client.id}`,
+    `win:${c.client.id}`,
+    'res:req_crashed',
+    'resz',
+    sixMinutesAgo,
+    30,
+    c.client.id ? (await app.redis.hget(`st:${c.client.id}`, 'ver'))! : '',
+    new Date().toISOString().slice(0, 7),
+    'req_crashed',
+    'm',
+    '0',
+  );
+  t.same([ok, field], [1, 'c'], 'the last credit is reserved');
+  t.equal((await call(c.headers)).statusCode, 402, 'nothing left while it is reserved');
+  t.equal(await app.reapOrphans(), 1);
+  t.equal((await call(c.headers)).statusCode, 200, 'refunded');
+  await app.flushUsage();
+  const { n } = only(
+    await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
+  );
+  t.equal(n, 2, 'the orphan was never charged');
 });
 
 t.test('Redis that does not answer: requests are allowed within about a second, counted, and reconciled', async (t) => {
@@ -293,7 +330,7 @@ t.test('Redis that does not answer: requests are allowed within about a second, 
   const port = (silent.address() as net.AddressInfo).port;
   for (const url of [`redis://127.0.0.1:${port}`, 'redis://127.0.0.1:1']) {
     const down = await buildTestApp(t, { REDIS_URL: url }, { db });
-    const c = await clientWithKey(sql, 'developer');
+    const c = await newClient('developer');
     const started = Date.now();
     const res = await down.app.inject({ method: 'GET', url: OK_URL, headers: c.headers });
     t.equal(res.statusCode, 200, `${url}: allowed`);
