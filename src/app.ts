@@ -7,6 +7,7 @@ import { badRequest, registerErrorHandling, sendError } from './errors.ts';
 import db from './plugins/db.ts';
 import redis from './plugins/redis.ts';
 import health from './plugins/health.ts';
+import openapi from './plugins/openapi.ts';
 import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
 import apiRoutes from './routes/index.ts';
@@ -64,6 +65,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(db, { url: config.API_DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   await app.register(redis, { url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(health);
+  await app.register(openapi);
   await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(auth, { secret: config.API_KEY_SECRET });
   await app.register(apiRoutes, { prefix: '/v1' });

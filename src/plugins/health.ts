@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 
 export default async function health(app: FastifyInstance) {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const check = async (probe: () => Promise<unknown>) => {
       try {
         await Promise.race([probe(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 1000))]);
