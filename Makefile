@@ -6,7 +6,7 @@ TSX := node --import tsx
 TEST_DB ?= florida_test_template
 PARCELS ?= 100000
 
-.PHONY: help install services stop status db run test check typecheck format data load-data bench
+.PHONY: help install services stop status db run test check typecheck lint format bench-overhead
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -35,10 +35,16 @@ test: services ## build the test template database once and run the whole tap su
 	@$(TSX) scripts/db-setup.ts --database $(TEST_DB) --fixtures --template --quiet
 	@TEST_TEMPLATE_DB=$(TEST_DB) tap
 
-check: install typecheck format ## typecheck, lint and format check
+check: install typecheck lint format ## typecheck, lint and format check
 
 typecheck:
 	@tsc --noEmit
 
+lint:
+	@eslint src test scripts bench
+
 format:
 	@prettier --check 'src/**/*.ts' 'test/**/*.ts' 'scripts/**/*.ts' 'bench/**/*.ts'
+
+bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and metering
+	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-10} --endpoint $${ENDPOINT:-/counties/miami-dade}
