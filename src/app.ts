@@ -11,6 +11,7 @@ import openapi from './plugins/openapi.ts';
 import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
 import apiRoutes from './routes/index.ts';
+import mcp from './mcp/server.ts';
 
 /** Longest URL accepted; longer ones get a 400 in the envelope rather than Node's bare 431. */
 const MAX_URL_LENGTH = 8192;
@@ -70,6 +71,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(auth, { secret: config.API_KEY_SECRET });
   await app.register(apiRoutes, { prefix: '/v1' });
   await app.register(apiRoutes, { prefix: '/api/v1' });
+  await app.register(mcp);
   if (opts.benchRoutes) {
     await app.register(apiRoutes, { prefix: '/bench/none/v1', guard: 'none' });
     await app.register(apiRoutes, { prefix: '/bench/auth/v1', guard: 'auth' });

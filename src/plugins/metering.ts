@@ -19,6 +19,15 @@ declare module 'fastify' {
     limitAuthFailures: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
     /** Writes every charged request waiting in Redis (and any fail-open request) to Postgres now. */
     flushUsage: () => Promise<number>;
+    /** Admits a request or tool call: null when admitted, the refusal otherwise, 'sent' if already answered. */
+    admitRequest: (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      surface: Surface,
+      free: boolean,
+    ) => Promise<ApiError | null | 'sent'>;
+    /** Charges a 2xx answer (or refunds anything else); REST settles in onResponse, MCP per tool call. */
+    settleRequest: (request: FastifyRequest, charge: boolean) => void;
     /** Charged requests of a client's pool this period that are still in Redis, not yet in Postgres. */
     pendingUsage: (auth: AuthContext, period: string) => Promise<number>;
     /** Refunds reservations older than 5 minutes (their process died before settling); runs every minute. */
@@ -148,65 +157,67 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     return resetSeconds;
   }
 
-  app.decorate('meter', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
-    if (!request.auth) return;
+  /**
+   * Admits one request (or one MCP tool call) and sets the rate-limit headers. Returns null when admitted, the
+   * refusal to give the client otherwise, or 'sent' when re-authentication already answered (401/403).
+   */
+  async function admitRequest(request: FastifyRequest, reply: FastifyReply, surface: Surface, free: boolean) {
     const now = Date.now();
     let admitted;
     try {
-      admitted = await admit(request, reply, surface, now, isFree(request));
-      if (admitted === null) return reply;
+      admitted = await admit(request, reply, surface, now, free);
+      if (admitted === null) return 'sent' as const;
     } catch (err) {
       if (reply.sent) throw err;
       stats.failOpen++;
       request.log.warn({ err: (err as Error).message }, 'metering unavailable: request allowed (fail open)');
       // Without Redis the key cache cannot be trusted to be current: check the key in Postgres.
-      if (!(await app.reauthenticate(request, reply, surface))) return reply;
+      if (!(await app.reauthenticate(request, reply, surface))) return 'sent' as const;
       const auth = request.auth!;
-      request.meter = isFree(request)
+      request.meter = free
         ? null
         : { field: null, period: periodOf(now), surface, subject: auth.clientId, failOpen: true };
       setHeaders(reply, auth.rpm, auth.rpm - 1, 60000, now);
-      return;
+      return null;
     }
     const { result, subject, period, auth } = admitted;
     const [ok, field, count, resetMs] = result;
     const resetSeconds = setHeaders(reply, auth.rpm, auth.rpm - count, resetMs, now);
     if (ok === 1) {
       request.meter = field === '' ? null : { field, period, surface, subject, failOpen: false };
-      return;
+      return null;
     }
     if (field === 'rate') {
       reply.header('Retry-After', resetSeconds);
-      return sendError(
-        reply,
-        new ApiError(
-          429,
-          'rate_limited',
-          `Rate limit of ${auth.rpm} requests per minute exceeded; retry in ${resetSeconds} seconds.`,
-        ),
+      return new ApiError(
+        429,
+        'rate_limited',
+        `Rate limit of ${auth.rpm} requests per minute exceeded; retry in ${resetSeconds} seconds.`,
       );
     }
     if (auth.plan === 'free' && auth.mode === 'live') {
-      return sendError(
-        reply,
-        new ApiError(
-          402,
-          'payment_required',
-          'Your free trial credits are used up. Upgrade to a paid plan (Developer and up) or buy a credit pack to continue.',
-        ),
+      return new ApiError(
+        402,
+        'payment_required',
+        'Your free trial credits are used up. Upgrade to a paid plan (Developer and up) or buy a credit pack to continue.',
       );
     }
     const wait = secondsToNextPeriod(now);
     reply.header('Retry-After', wait);
     const what = auth.mode === 'test' ? 'The monthly quota of test keys' : 'Your monthly credits';
-    return sendError(
-      reply,
-      new ApiError(
-        429,
-        'rate_limited',
-        `${what} are used up; retry in ${wait} seconds, when the next month starts, or buy a credit pack.`,
-      ),
+    return new ApiError(
+      429,
+      'rate_limited',
+      `${what} are used up; retry in ${wait} seconds, when the next month starts, or buy a credit pack.`,
     );
+  }
+  app.decorate('admitRequest', admitRequest);
+
+  app.decorate('meter', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
+    if (!request.auth) return;
+    const refusal = await admitRequest(request, reply, surface, isFree(request));
+    if (refusal === 'sent') return reply;
+    if (refusal) return sendError(reply, refusal);
   });
 
   // Settlements of the requests that finished in one turn of the event loop go to Redis as one script call.
@@ -225,11 +236,12 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     }
   };
 
-  app.addHook('onResponse', async (request, reply) => {
+  /** Charges (or refunds) the request's reservation; settling twice changes nothing. */
+  function settle(request: FastifyRequest, charge: boolean) {
     const m = request.meter;
     const auth = request.auth;
     if (!m || !auth) return;
-    const charge = reply.statusCode >= 200 && reply.statusCode < 300;
+    request.meter = null;
     if (m.failOpen) {
       if (charge) {
         unmetered.push({
@@ -252,7 +264,11 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       settleScheduled = true;
       setImmediate(sendSettlements);
     }
-  });
+  }
+  app.decorate('settleRequest', settle);
+  app.addHook('onResponse', async (request, reply) =>
+    settle(request, reply.statusCode >= 200 && reply.statusCode < 300),
+  );
 
   app.decorate('limitAuthFailures', async (request: FastifyRequest, reply: FastifyReply) => {
     const now = Date.now();

@@ -1,0 +1,116 @@
+// The MCP endpoint (streamable HTTP, stateless: any API process serves any request) at /api/mcp. Same keys and
+// 401 as REST; each tools/call costs 1 credit from the shared pool; initialize and tools/list are free (they still
+// count against the per-minute limit). A refusal inside a tool call is a tool result with isError, not a crash.
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Value } from '@sinclair/typebox/value';
+import { ApiError, sendError, toApiError } from '../errors.ts';
+import { TOOLS, type Tool } from './tools.ts';
+
+export const MCP_PATH = '/api/mcp';
+const INSTRUCTIONS =
+  'Florida statewide property records: parcels (owner, address, values, polygons), recorded sales, counties, and ' +
+  'delinquent-tax / tax-certificate records (a certificate is a lien for unpaid taxes, not ownership). Use ' +
+  'list_counties for county slugs. Every successful tool call costs 1 credit; get_account_usage is free.';
+
+const byName = new Map(TOOLS.map((t) => [t.name, t]));
+
+const toolError = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+
+/** "Invalid argument 'limit': must be <= 500" for the first problem TypeBox finds. */
+function argumentProblem(tool: Tool, args: unknown): string | null {
+  const first = Value.Errors(tool.input, args).First();
+  if (!first) return null;
+  const name = first.path.replace(/^\//, '').replace(/\//g, '.');
+  return name ? `Invalid argument '${name}': ${first.message}.` : `Invalid arguments: ${first.message}.`;
+}
+
+/** Copies the headers metering set on the Fastify reply onto the raw response the transport writes. */
+function passHeaders(reply: FastifyReply) {
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined && !reply.raw.headersSent) reply.raw.setHeader(name, value as string);
+  }
+}
+
+function mcpServer(request: FastifyRequest, reply: FastifyReply) {
+  const app = request.server;
+  const server = new Server(
+    { name: 'florida-property-data', version: '1.0.0' },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.input as never,
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {
+    const tool = byName.get(call.params.name);
+    if (!tool) return toolError(`Unknown tool '${call.params.name}'. Call tools/list for the tools.`);
+    const args = Value.Default(tool.input, structuredClone(call.params.arguments ?? {}));
+    const problem = argumentProblem(tool, args);
+    if (problem) return toolError(problem);
+    const refusal = await app.admitRequest(request, reply, 'mcp', tool.free === true);
+    passHeaders(reply);
+    if (refusal === 'sent') return toolError('Invalid API key.');
+    if (refusal) return toolError(refusal.message);
+    try {
+      const result = await tool.run({ app, auth: request.auth! }, args);
+      app.settleRequest(request, true);
+      return { content: [{ type: 'text', text: result.summary }], structuredContent: result.structured };
+    } catch (err) {
+      app.settleRequest(request, false);
+      const e = toApiError(err);
+      if (e.statusCode >= 500) request.log.error({ err }, 'tool failed');
+      return toolError(e.statusCode >= 500 ? 'Internal error; retry with backoff.' : e.message);
+    }
+  });
+  return server;
+}
+
+export default fp(async (app) => {
+  app.route({
+    method: 'POST',
+    url: MCP_PATH,
+    schema: { hide: true },
+    onRequest: [app.authenticate('mcp')],
+    // initialize, tools/list, ping and notifications are free but rate-limited; tools/call is admitted per call.
+    preHandler: async (request, reply) => {
+      const method = (request.body as { method?: unknown } | undefined)?.method;
+      if (method === 'tools/call') return;
+      const refusal = await app.admitRequest(request, reply, 'mcp', true);
+      if (refusal === 'sent') return reply;
+      if (refusal) return sendError(reply, refusal);
+    },
+    handler: async (request, reply) => {
+      passHeaders(reply);
+      reply.hijack();
+      const server = mcpServer(request, reply);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  });
+  // Stateless server: no server-initiated stream to GET and no session to DELETE.
+  app.route({
+    method: ['GET', 'DELETE'],
+    url: MCP_PATH,
+    schema: { hide: true },
+    handler: async (_request, reply) => {
+      reply.header('Allow', 'POST');
+      return sendError(
+        reply,
+        new ApiError(405, 'method_not_allowed', 'This MCP endpoint is stateless: POST JSON-RPC messages to it.'),
+      );
+    },
+  });
+});

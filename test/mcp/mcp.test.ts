@@ -1,0 +1,140 @@
+// The MCP endpoint driven by the SDK's own client over HTTP against a listening app.
+import t from 'tap';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { buildTestApp } from '../helpers/app.ts';
+
+const ctx = await buildTestApp(t);
+const { app, newClient, db, invalidate } = ctx;
+await app.listen({ host: '127.0.0.1', port: 0 });
+const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+
+async function connect(key: string) {
+  const client = new Client({ name: 'tap', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  return client;
+}
+type ToolResult = {
+  isError?: boolean;
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, unknown>;
+};
+const callTool = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as ToolResult;
+const usage = async (key: string) =>
+  (await app.inject({ url: '/v1/account/usage', headers: { authorization: `Bearer ${key}` } })).json().data;
+
+t.test('tools/list names every tool with a description and a JSON Schema input', async (t) => {
+  const c = await newClient('developer');
+  const client = await connect(c.key);
+  const { tools } = await client.listTools();
+  const names = tools.map((tool) => tool.name);
+  for (const name of ['list_counties', 'get_county', 'get_account_usage']) t.ok(names.includes(name), name);
+  for (const tool of tools) {
+    t.ok(tool.description && tool.description.length > 40, `${tool.name} explains itself`);
+    t.equal(tool.inputSchema.type, 'object');
+  }
+  t.match(client.getInstructions(), /list_counties/);
+});
+
+t.test('a tool returns the same data as REST, as structured content plus a summary', async (t) => {
+  const c = await newClient('developer');
+  const client = await connect(c.key);
+  const rest = (await app.inject({ url: '/v1/counties/miami-dade', headers: c.headers })).json();
+  const result = await callTool(client, 'get_county', { county: 'miami-dade' });
+  t.notOk(result.isError);
+  t.same(result.structuredContent?.data, rest.data);
+  t.match(result.content[0]?.text, /Miami-Dade/);
+  const all = await callTool(client, 'list_counties');
+  t.equal((all.structuredContent?.data as unknown[]).length, 67);
+});
+
+t.test('bad arguments are a tool error naming the argument, never an internal error', async (t) => {
+  const c = await newClient('developer');
+  const client = await connect(c.key);
+  const bad = await callTool(client, 'get_county', { county: "x' OR 1=1 --" });
+  t.ok(bad.isError);
+  t.match(bad.content[0]?.text, /'county'/);
+  const missing = await callTool(client, 'get_county', {});
+  t.ok(missing.isError);
+  t.match(missing.content[0]?.text, /county/);
+  const unknown = await callTool(client, 'get_county', { county: 'atlantis' });
+  t.ok(unknown.isError);
+  t.match(unknown.content[0]?.text, /No county with slug 'atlantis'/);
+  const noSuchTool = await callTool(client, 'drop_tables');
+  t.ok(noSuchTool.isError);
+  await app.flushUsage();
+  t.equal((await usage(c.key)).events_count, 0, 'failed tool calls cost nothing');
+});
+
+t.test('credits are shared with REST: a REST call and a tool call both move /account/usage', async (t) => {
+  const c = await newClient('pro');
+  const client = await connect(c.key);
+  await client.listTools();
+  t.equal((await usage(c.key)).events_count, 0, 'initialize and tools/list are free');
+  await app.inject({ url: '/v1/counties/orange', headers: c.headers });
+  await callTool(client, 'get_county', { county: 'orange' });
+  await callTool(client, 'get_account_usage');
+  await app.flushUsage();
+  t.equal((await usage(c.key)).events_count, 2, 'one REST request + one tool call (usage is free)');
+  const [row] =
+    await db.sql`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id} AND surface = 'mcp'`;
+  t.equal(row?.n, 1);
+});
+
+t.test('plan gating: the free trial is refused, MCP Starter works here while REST refuses it', async (t) => {
+  const trial = await newClient('free');
+  await t.rejects(connect(trial.key), /403|mcp_disabled|does not include the MCP endpoint/);
+  const raw = await fetch(`${base}/api/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${trial.key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  t.equal(raw.status, 403);
+  t.equal((await raw.json()).error.code, 'mcp_disabled');
+  const starter = await newClient('mcp_starter');
+  const client = await connect(starter.key);
+  t.notOk((await callTool(client, 'get_county', { county: 'lee' })).isError);
+  t.equal((await app.inject({ url: '/v1/counties/lee', headers: starter.headers })).statusCode, 403);
+});
+
+t.test('authentication failures are the same 401 body as REST', async (t) => {
+  await t.rejects(connect('flprop_live_0000000000000000000000000000000X'), /401|Invalid API key/);
+  const res = await fetch(`${base}/api/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  t.equal(res.status, 401);
+  t.same((await res.json()).error, {
+    code: 'unauthorized',
+    message: 'Invalid API key.',
+    request_id: res.headers.get('x-request-id'),
+  });
+});
+
+t.test('an exhausted balance comes back as a tool error that says when to retry', async (t) => {
+  const c = await newClient('mcp_starter');
+  await db.sql`UPDATE accounts.clients SET custom_monthly_credits = 1 WHERE id = ${c.client.id}`;
+  await invalidate(c.client.id);
+  const client = await connect(c.key);
+  t.notOk((await callTool(client, 'get_county', { county: 'polk' })).isError);
+  const refused = await callTool(client, 'get_county', { county: 'polk' });
+  t.ok(refused.isError);
+  t.match(refused.content[0]?.text, /retry in \d+ seconds/);
+});
+
+t.test('GET on the endpoint is 405: the server is stateless', async (t) => {
+  const c = await newClient('developer');
+  const res = await app.inject({ method: 'GET', url: '/api/mcp', headers: c.headers });
+  t.equal(res.statusCode, 405);
+  t.equal(res.headers.allow, 'POST');
+});
