@@ -195,5 +195,6 @@ DROP TABLE core.parcels;
 DROP TABLE core.counties;
 DROP FUNCTION core.normalize_text(text);
 DROP FUNCTION core.normalize_parcel_id(text);
-DROP SCHEMA ingest;
-DROP SCHEMA core;
+-- CASCADE: the repeatable helpers of sql/core and sql/ingest live in these schemas too.
+DROP SCHEMA ingest CASCADE;
+DROP SCHEMA core CASCADE;
