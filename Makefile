@@ -48,3 +48,6 @@ format:
 
 bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and metering
 	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-10} --endpoint $${ENDPOINT:-/counties/miami-dade}
+
+bench: db ## per-endpoint latency and throughput with floors, into bench/RESULTS.md (load data first: make load-data)
+	@$(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10}

@@ -75,6 +75,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   if (opts.benchRoutes) {
     await app.register(apiRoutes, { prefix: '/bench/none/v1', guard: 'none' });
     await app.register(apiRoutes, { prefix: '/bench/auth/v1', guard: 'auth' });
+    // The HTTP floor: the same stack answering a fixed body of a given size, with no database or Redis work.
+    const bodies = new Map<number, string>();
+    app.get<{ Querystring: { bytes?: string } }>('/bench/fixed', { schema: { hide: true } }, async (request, reply) => {
+      const bytes = Math.min(Math.max(Number(request.query.bytes) || 1000, 2), 1_000_000);
+      if (!bodies.has(bytes)) bodies.set(bytes, JSON.stringify({ data: 'x'.repeat(bytes - 12) }));
+      return reply.type('application/json').send(bodies.get(bytes));
+    });
   }
   return app;
 }

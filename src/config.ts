@@ -20,6 +20,8 @@ const ConfigSchema = Type.Object({
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:56379/0' }),
   REDIS_KEY_PREFIX: Type.String({ default: 'fl:' }),
+  /** Benchmarks only: also serve the unguarded and fixed-body floor routes under /bench. Never in production. */
+  BENCH_ROUTES: Type.Boolean({ default: false }),
   /** HMAC secret for API-key hashes (or API_KEY_SECRET_FILE); outside production the local file `make run` makes. */
   API_KEY_SECRET: Type.String({ minLength: 32 }),
 });

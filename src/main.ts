@@ -9,7 +9,7 @@ try {
   console.error((err as Error).message);
   process.exit(1);
 }
-const app = await buildApp(config);
+const app = await buildApp(config, { benchRoutes: config.BENCH_ROUTES && config.NODE_ENV !== 'production' });
 
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,0 +1,207 @@
+// `make bench`: the API as a user runs it (its own process, auth and metering on), driven per endpoint from this
+// process on loopback, beside two floors measured in the same run: the database alone (pgbench calling the same
+// api.* function) and the HTTP stack alone (a fixed body of the same size). Writes bench/RESULTS.md.
+//   node --import tsx bench/run.ts [--seconds 10] [--concurrency 16] [--port 3999]
+import { execFileSync, execSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { cpus, totalmem, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { apiDatabaseUrl, ownerDatabaseUrl } from '../src/db-url.ts';
+import { resolveKeySecret } from '../src/accounts/keys.ts';
+import { accounts } from '../src/accounts/service.ts';
+import { drive, type DriveResult } from './driver.ts';
+import { buildWorkloads, mixed } from './workload.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '4' },
+    'mixed-concurrency': { type: 'string', default: '16' },
+    port: { type: 'string', default: '3999' },
+    out: { type: 'string', default: 'bench/RESULTS.md' },
+  },
+});
+const seconds = Number(values.seconds);
+/** Latency per endpoint is measured at a moderate load; throughput (the mixed run) at a higher one. */
+const concurrency = Number(values.concurrency);
+const mixedConcurrency = Number(values['mixed-concurrency']);
+const base = `http://127.0.0.1:${values.port}`;
+
+/** Targets of issue 9 on the full synthetic state: [percentile, ms]. */
+const TARGETS: Record<string, [keyof DriveResult, number][]> = {
+  'parcel by id': [['p99', 5]],
+  'parcel by parcel id': [['p99', 5]],
+  county: [['p99', 5]],
+  usage: [['p99', 5]],
+  'search statewide': [
+    ['p95', 50],
+    ['p99', 150],
+  ],
+  'search in county': [['p95', 30]],
+  point: [['p95', 5]],
+  'near 500 m': [['p95', 20]],
+  'bbox 1 km2': [['p95', 20]],
+  structured: [['p95', 100]],
+  'structured + facets': [['p95', 250]],
+  'delinquency search': [['p95', 20]],
+  'delinquency by parcel': [['p95', 20]],
+  'delinquency counts': [['p95', 20]],
+};
+
+const owner = postgres(ownerDatabaseUrl(), { max: 2, onnotice: () => {} });
+const [{ parcels }] = (await owner`SELECT count(*)::int AS parcels FROM core.parcels`) as unknown as [
+  { parcels: number },
+];
+const [{ delinquencies }] =
+  (await owner`SELECT count(*)::int AS delinquencies FROM core.tax_delinquencies`) as unknown as [
+    { delinquencies: number },
+  ];
+const [{ sales }] = (await owner`SELECT count(*)::int AS sales FROM core.sales`) as unknown as [{ sales: number }];
+console.error(`bench: ${parcels} parcels, ${sales} sales, ${delinquencies} delinquency records`);
+
+const svc = accounts(owner, resolveKeySecret(process.env, { create: true }));
+const client = await svc.createClient({ name: 'Benchmark', email: 'bench@localhost.localdomain', plan: 'enterprise' });
+await svc.setLimits(client.id, { rpm: 1_000_000_000 });
+const { key } = await svc.createKey(client.id, 'live');
+const headers = { authorization: `Bearer ${key}` };
+
+const api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  env: {
+    ...process.env,
+    PORT: values.port,
+    LOG_LEVEL: 'warn',
+    BENCH_ROUTES: 'true',
+    DATABASE_POOL_SIZE: String(mixedConcurrency),
+  },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+const stopApi = () => api.kill('SIGTERM');
+process.on('exit', stopApi);
+for (let i = 0; ; i++) {
+  try {
+    if ((await fetch(`${base}/healthz`)).ok) break;
+  } catch {
+    // not up yet
+  }
+  if (i > 100) throw new Error('the API did not start');
+  await new Promise((r) => setTimeout(r, 200));
+}
+
+const workloads = await buildWorkloads(owner);
+const results: Record<string, DriveResult> = {};
+for (const [name, paths] of Object.entries(workloads)) {
+  if (paths.length === 0) continue;
+  await drive({ base, paths, headers, concurrency, seconds: Math.min(2, seconds) }); // warm-up
+  results[name] = await drive({ base, paths, headers, concurrency, seconds });
+  const r = results[name]!;
+  console.error(
+    `${name.padEnd(22)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)}  p95 ${r.p95.toFixed(1)}  p99 ${r.p99.toFixed(1)} ms  non-2xx ${r.non2xx}`,
+  );
+}
+const mixedResult = await drive({ base, paths: mixed(workloads), headers, concurrency: mixedConcurrency, seconds });
+console.error(`mixed ${mixedResult.rps.toFixed(0)} req/s`);
+
+// Floors. HTTP: a fixed body the size of a parcel-by-id answer. Database: pgbench calling api.get_parcel.
+const sampleBody = await (
+  await fetch(`${base}${workloads['parcel by id']?.[0] ?? '/v1/counties/lee'}`, { headers })
+).text();
+const httpFloor = await drive({
+  base,
+  paths: [`/bench/fixed?bytes=${sampleBody.length}`],
+  concurrency: mixedConcurrency,
+  seconds,
+});
+// parcel by id at the floors' concurrency, so the ratio compares like with like
+const byIdAtLoad = workloads['parcel by id']?.length
+  ? await drive({ base, paths: workloads['parcel by id'], headers, concurrency: mixedConcurrency, seconds })
+  : undefined;
+const [{ lo, hi }] =
+  (await owner`SELECT coalesce(min(id), 1)::text AS lo, coalesce(max(id), 1)::text AS hi FROM core.parcels`) as unknown as [
+    { lo: string; hi: string },
+  ];
+const script = join(mkdtempSync(join(tmpdir(), 'bench-')), 'by-id.sql');
+writeFileSync(script, `\\set id random(${lo}, ${hi})\nSELECT * FROM api.get_parcel(p_id => :id);\n`);
+let dbFloorTps = 0;
+try {
+  const out = execFileSync(
+    'pgbench',
+    [
+      '-n',
+      '-M',
+      'prepared',
+      '-c',
+      String(mixedConcurrency),
+      '-j',
+      '2',
+      '-T',
+      String(seconds),
+      '-f',
+      script,
+      apiDatabaseUrl(),
+    ],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  dbFloorTps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? 0);
+} catch (err) {
+  console.error(`bench: pgbench failed: ${(err as Error).message.split('\n')[0]}`);
+}
+
+const status = readFileSync(`/proc/${api.pid}/status`, 'utf8');
+const peakRssMb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+const [{ size }] = (await owner`SELECT pg_size_pretty(pg_database_size(current_database())) AS size`) as unknown as [
+  { size: string },
+];
+stopApi();
+await owner`UPDATE accounts.clients SET status = 'suspended' WHERE id = ${client.id}`;
+await owner.end();
+
+let commit = 'unknown';
+try {
+  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
+    .toString()
+    .trim();
+} catch {
+  // not a checkout
+}
+const verdict = (name: string, r: DriveResult) =>
+  (TARGETS[name] ?? [])
+    .map(
+      ([p, ms]) => `${p} ≤ ${ms} ms: ${(r[p] as number) <= ms ? 'met' : `**missed** (${(r[p] as number).toFixed(1)})`}`,
+    )
+    .join('; ');
+const rows = Object.entries(results).map(
+  ([name, r]) =>
+    `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p95.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.non2xx} | ${(r.rps / httpFloor.rps).toFixed(2)} | ${verdict(name, r)} |`,
+);
+const report = `# Benchmark results (latest run)
+
+- When: ${new Date().toISOString()}, commit ${commit}
+- Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load generator on the same machine
+- Data: ${parcels.toLocaleString('en-US')} parcels, ${sales.toLocaleString('en-US')} sales, ${delinquencies.toLocaleString('en-US')} delinquency records; database size ${size}
+- Command: \`make bench\` (\`node --import tsx bench/run.ts --seconds ${seconds} --concurrency ${concurrency} --mixed-concurrency ${mixedConcurrency}\`)
+- The API runs as its own process with auth and metering on (an Enterprise key with a very high RPM). Each endpoint:
+  ${concurrency} concurrent keep-alive connections, ${seconds} s after a 2 s warm-up, exact percentiles. The mixed run,
+  the HTTP floor and the database floor use ${mixedConcurrency} connections / clients.
+
+| endpoint | req/s | p50 ms | p95 ms | p99 ms | non-2xx | ratio to HTTP floor | targets (full state) |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+| mixed workload | ${mixedResult.rps.toFixed(0)} | ${mixedResult.p50.toFixed(2)} | ${mixedResult.p95.toFixed(2)} | ${mixedResult.p99.toFixed(2)} | ${mixedResult.non2xx} | ${(mixedResult.rps / httpFloor.rps).toFixed(2)} | ≥ 3,000 req/s: ${mixedResult.rps >= 3000 ? 'met' : '**missed**'} |
+
+Floors measured in the same run:
+
+| floor | throughput | note |
+| --- | --- | --- |
+| HTTP stack alone (fixed ${sampleBody.length}-byte body) | ${httpFloor.rps.toFixed(0)} req/s | p50 ${httpFloor.p50.toFixed(2)} ms |
+| database alone (pgbench, api.get_parcel, ${mixedConcurrency} clients) | ${dbFloorTps.toFixed(0)} tps | parcel by id at the same concurrency: ${byIdAtLoad ? `${byIdAtLoad.rps.toFixed(0)} req/s, ${dbFloorTps > 0 ? ((byIdAtLoad.rps / dbFloorTps) * 100).toFixed(0) : '—'}% of the floor` : '—'} (target ≥ 60%) |
+
+API process peak memory (VmHWM): ${peakRssMb.toFixed(0)} MB (target ≤ 300 MB).
+`;
+writeFileSync(values.out, report);
+console.log(report);
+process.exit(0);
