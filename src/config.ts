@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { apiDatabaseUrl } from './db-url.ts';
+import { apiDatabaseUrl, localRedisUrl } from './db-url.ts';
 import { resolveKeySecret } from './accounts/keys.ts';
 
 const ConfigSchema = Type.Object({
@@ -18,7 +18,8 @@ const ConfigSchema = Type.Object({
   /** The API's own connection, as the read-only role; derived from DATABASE_URL when not set (db-url.ts). */
   API_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:56379/0' }),
+  /** Default: the project-local Redis (REDIS_PORT). */
+  REDIS_URL: Type.String({ pattern: '^rediss?://' }),
   REDIS_KEY_PREFIX: Type.String({ default: 'fl:' }),
   /** Benchmarks only: also serve the unguarded and fixed-body floor routes under /bench. Never in production. */
   BENCH_ROUTES: Type.Boolean({ default: false }),
@@ -42,6 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (value !== undefined) raw[key] = value;
   }
   raw.API_DATABASE_URL ??= apiDatabaseUrl(env);
+  raw.REDIS_URL ??= localRedisUrl(env);
   try {
     raw.API_KEY_SECRET ??= resolveKeySecret(env);
   } catch {

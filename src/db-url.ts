@@ -1,9 +1,13 @@
-// Database addresses: DATABASE_URL is the owner (migrations, imports, operator CLI); the API serves through
+// Service addresses: DATABASE_URL is the owner (migrations, imports, operator CLI); the API serves through
 // API_DATABASE_URL, by default the same server and database as the read-only role api_reader.
-export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:55432/florida';
+/** The project-local services of scripts/services.sh, on PGPORT / REDIS_PORT when those are set. */
+export const localDatabaseUrl = (env: NodeJS.ProcessEnv = process.env) =>
+  `postgres://postgres@127.0.0.1:${env.PGPORT || '55432'}/florida`;
+export const localRedisUrl = (env: NodeJS.ProcessEnv = process.env) =>
+  `redis://127.0.0.1:${env.REDIS_PORT || '56379'}/0`;
 
 export function ownerDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
-  return env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  return env.DATABASE_URL || localDatabaseUrl(env);
 }
 
 export function apiDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,7 +1,7 @@
 // Operator CLI: `npm run --silent admin -- <command> [options] [--json]`. Errors are one line and exit 1.
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { ownerDatabaseUrl } from '../db-url.ts';
+import { localRedisUrl, ownerDatabaseUrl } from '../db-url.ts';
 import { createRedis } from '../plugins/redis.ts';
 import { resolveKeySecret } from './keys.ts';
 import { AccountError, PLANS, accounts } from './service.ts';
@@ -74,10 +74,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const sql = postgres(ownerDatabaseUrl(), { max: 1, onnotice: () => {} });
   // The API's Redis: a change made here reaches every running API process on its next request.
-  const redis = createRedis(
-    process.env.REDIS_URL || 'redis://127.0.0.1:56379/0',
-    process.env.REDIS_KEY_PREFIX || 'fl:',
-  );
+  const redis = createRedis(process.env.REDIS_URL || localRedisUrl(), process.env.REDIS_KEY_PREFIX || 'fl:');
   redis.on('error', () => {});
   const out = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json) : text);
   try {
