@@ -15,12 +15,22 @@ CREATE FUNCTION core.normalize_parcel_id(p_parcel_id text) RETURNS text
 COMMENT ON FUNCTION core.normalize_parcel_id(text) IS
   'Punctuation-insensitive parcel-id key: upper case, non-alphanumerics removed, letters and leading zeros kept.';
 
--- Search text normalization: upper case, punctuation to spaces, whitespace collapsed.
+-- Search text normalization: upper case, punctuation to spaces, street suffixes to their USPS abbreviation
+-- (DRIVE -> DR ...), unit designators dropped (UNIT 5, APT 5, # 5 -> 5), whitespace collapsed. Applied to stored
+-- names and addresses and to queries alike, so "123 OAK DRIVE" and "123 OAK DR" are the same text.
 CREATE FUNCTION core.normalize_text(p_text text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-  RETURN btrim(regexp_replace(regexp_replace(upper(p_text), '[^A-Z0-9&]+', ' ', 'g'), '\s+', ' ', 'g'));
+  RETURN btrim(regexp_replace(
+    regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+    regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+      ' ' || regexp_replace(upper(p_text), '[^A-Z0-9&]+', ' ', 'g') || ' ',
+      ' (UNIT|APT|APARTMENT|STE|SUITE) ', ' ', 'g'),
+      ' DRIVE ', ' DR ', 'g'), ' STREET ', ' ST ', 'g'), ' AVENUE ', ' AVE ', 'g'), ' BOULEVARD ', ' BLVD ', 'g'),
+      ' ROAD ', ' RD ', 'g'), ' LANE ', ' LN ', 'g'), ' COURT ', ' CT ', 'g'), ' TERRACE ', ' TER ', 'g'),
+      ' PLACE ', ' PL ', 'g'), ' HIGHWAY ', ' HWY ', 'g'),
+    '\s+', ' ', 'g'));
 COMMENT ON FUNCTION core.normalize_text(text) IS
-  'Search form of owner names and addresses: upper case, punctuation to spaces, whitespace collapsed.';
+  'Search form of owner names and addresses: upper case, punctuation to spaces, street suffixes abbreviated (DRIVE -> DR), unit designators dropped, whitespace collapsed.';
 
 CREATE TABLE core.counties (
   id                        smallint PRIMARY KEY CHECK (id BETWEEN 1 AND 67),  -- revenue-department number 01-67

@@ -52,7 +52,20 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // malformed percent-encoding in the path and similar router failures: 400 in the envelope
     frameworkErrors: (error, _request, reply) => sendError(reply, badRequest(error.message)),
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+    ajv: {
+      customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false },
+      // ajv coerces "Infinity" to a number and then skips minimum/maximum: `finite: true` refuses it (the keyword
+      // has no `type`, or ajv would skip it for the same reason)
+      plugins: [
+        (ajv) =>
+          ajv.addKeyword({
+            keyword: 'finite',
+            schemaType: 'boolean',
+            validate: (on: boolean, n: unknown) => !on || typeof n !== 'number' || Number.isFinite(n),
+            errors: false,
+          }),
+      ],
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);

@@ -77,8 +77,16 @@ function validationMessage(e: FastifyError): string {
   const path = first.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const missing = (first.params as { missingProperty?: string } | undefined)?.missingProperty;
   const name = missing ?? path;
-  if (missing) return `${where === 'querystring' ? 'query parameter' : where} '${missing}' is required`;
-  return `${where === 'querystring' ? 'query parameter' : where === 'params' ? 'path parameter' : where} '${name}' ${first.message ?? 'is invalid'}`;
+  const what = where === 'querystring' ? 'query parameter' : where === 'params' ? 'path parameter' : where;
+  if (missing) return `${what} '${missing}' is required`;
+  const allowed = (first.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
+  const rule =
+    first.keyword === 'finite'
+      ? 'must be a finite number'
+      : allowed
+        ? `must be one of: ${allowed.join(', ')}`
+        : (first.message ?? 'is invalid');
+  return `${what} '${name}' ${rule}`;
 }
 
 export function registerErrorHandling(app: FastifyInstance) {

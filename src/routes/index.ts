@@ -2,6 +2,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import account from './account.ts';
 import counties from './counties.ts';
+import parcels from './parcels.ts';
+import sales from './sales.ts';
 
 /** `guard: 'none'` (or 'auth') serves the routes without auth and metering: only the overhead benchmark does that. */
 export interface ApiRoutesOptions {
@@ -14,5 +16,7 @@ const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts) => {
   if (guard === 'auth+meter') app.addHook('onRequest', app.meter('rest'));
   await app.register(account);
   await app.register(counties);
+  await app.register(parcels);
+  await app.register(sales);
 };
 export default apiRoutes;

@@ -72,3 +72,32 @@ export function splitList(value: string | string[] | undefined): string[] | unde
     .filter((v) => v !== '');
   return items.length > 0 ? [...new Set(items)] : undefined;
 }
+
+/** No NUL or other C0 control characters: PostgreSQL text cannot hold NUL, and none belongs in a parameter. */
+export const NO_CONTROL = '^[^\\u0000-\\u001f]*$';
+export const TextParam = (max: number, description: string) =>
+  Type.String({ minLength: 1, maxLength: max, pattern: NO_CONTROL, description });
+/** Counties as one slug, a repeated key or a comma-separated list; each slug is checked in SQL (unknown: 400). */
+export const CountyList = Type.Union(
+  [
+    Type.String({ minLength: 1, maxLength: 1000, pattern: '^[A-Za-z0-9, -]+$' }),
+    Type.Array(Type.String({ minLength: 1, maxLength: 1000, pattern: '^[A-Za-z0-9, -]+$' }), { maxItems: 100 }),
+  ],
+  { description: 'County slug(s), for example miami-dade. Repeat the key or separate values with commas.' },
+);
+/** Codes as one value, a repeated key or a comma-separated list. */
+export const CodeList = (description: string) =>
+  Type.Union(
+    [
+      Type.String({ minLength: 1, maxLength: 400, pattern: '^[A-Za-z0-9, ]+$' }),
+      Type.Array(Type.String({ minLength: 1, maxLength: 400, pattern: '^[A-Za-z0-9, ]+$' }), { maxItems: 100 }),
+    ],
+    { description: `${description} Repeat the key or separate values with commas.` },
+  );
+/** Money and other amounts: finite, non-negative, below a trillion. */
+export const Amount = (description: string) => Type.Number({ minimum: 0, maximum: 1e12, finite: true, description });
+/** One of a fixed list of strings; a wrong value gets a 400 that lists the allowed ones. */
+export const StringEnum = <T extends string>(values: readonly T[], description: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], description });
+export const DateParam = (description: string) =>
+  Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} (YYYY-MM-DD).` });

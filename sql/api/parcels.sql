@@ -1,0 +1,331 @@
+-- Parcels (Part 4.1): search, the two single-parcel reads, and the shapes they return.
+-- Search, count and facets share one filter builder (api.parcel_where), which writes only the predicates a
+-- request uses, so every combination of filters gets a plan of its own (no "x IS NULL OR ..." that defeats
+-- indexes). Values are quoted with format('%L'): nothing a client sends becomes SQL.
+
+CREATE TYPE api.parcel_hit AS (
+  id                    integer,
+  parcel_id             text,
+  county_slug           text,
+  county_name           text,
+  owner_name            text,
+  site_address_full     text,
+  site_city             text,
+  site_state            text,
+  site_zip              text,
+  dor_use_code          text,
+  property_use_code     text,
+  land_use_description  text,
+  just_value            float8,
+  assessed_value        float8,
+  taxable_value         float8,
+  year_built            integer,
+  last_sale_date        text,
+  last_sale_price       float8,
+  centroid_lat          float8,
+  centroid_lng          float8,
+  geometry              text
+);
+COMMENT ON TYPE api.parcel_hit IS
+  'ParcelHit (interface 2.3) plus the internal id. geometry is a GeoJSON Polygon or MultiPolygon as text, filled only by the single-parcel reads.';
+
+CREATE TYPE api.parcel_filter AS (
+  query           text,
+  county          text[],
+  use_code        text[],
+  dor_use_code    text[],
+  city            text,
+  zip             text,
+  just_value_min  float8,
+  just_value_max  float8,
+  assessed_min    float8,
+  assessed_max    float8,
+  sale_after      date,
+  sale_before     date,
+  sale_price_min  float8,
+  sale_price_max  float8,
+  near_lat        float8,
+  near_lng        float8,
+  radius_m        float8,
+  bbox            float8[],
+  point_lng       float8,
+  point_lat       float8
+);
+COMMENT ON TYPE api.parcel_filter IS 'The filters of parcel search, as one value shared by search, count and facets.';
+
+-- DOR use codes arrive as 1-4 digits ('1', '01', '001', '0100'); the roll keeps the 4-character form '0100'.
+CREATE FUNCTION api.normalize_dor_use_code(p_code text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+  RETURN CASE WHEN p_code ~ '^\d{4}$' THEN p_code
+              WHEN p_code ~ '^\d{1,3}$' AND p_code::int < 100 THEN lpad(p_code::int::text, 2, '0') || '00'
+              ELSE upper(p_code) END;
+COMMENT ON FUNCTION api.normalize_dor_use_code(text) IS
+  'A DOR use code in the 4-character form the roll stores: 1, 01 and 001 all mean 0100 (single family).';
+
+-- County slugs to ids; an unknown slug is a 400 that names it (a typo should not look like "no data").
+CREATE FUNCTION api.county_ids(p_slugs text[]) RETURNS smallint[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_unknown text;
+  v_ids smallint[];
+BEGIN
+  IF p_slugs IS NULL THEN RETURN NULL; END IF;
+  SELECT s INTO v_unknown FROM unnest(p_slugs) s
+   WHERE NOT EXISTS (SELECT 1 FROM core.counties c WHERE c.slug = lower(s)) LIMIT 1;
+  IF v_unknown IS NOT NULL THEN
+    PERFORM core.bad_input(format('county: unknown county ''%s''; GET /v1/counties lists the slugs', v_unknown));
+  END IF;
+  SELECT array_agg(c.id ORDER BY c.id) INTO v_ids FROM core.counties c WHERE c.slug = ANY (SELECT lower(s) FROM unnest(p_slugs) s);
+  RETURN v_ids;
+END $$;
+COMMENT ON FUNCTION api.county_ids(text[]) IS 'County ids for slugs (case-insensitive); an unknown slug raises 22023 naming it.';
+
+CREATE FUNCTION api.parcel_where(f api.parcel_filter) RETURNS text
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  w text[] := ARRAY['true'];
+  q text;
+  pt text;
+BEGIN
+  IF f.county IS NOT NULL THEN
+    w := w || format('p.county_id = ANY (%L::smallint[])', api.county_ids(f.county));
+  END IF;
+  IF f.query IS NOT NULL THEN
+    q := core.normalize_text(f.query);
+    IF q = '' THEN PERFORM core.bad_input('query: must contain a letter or a digit'); END IF;
+    -- word similarity: the query against the best-matching run of words in the name or address (GIN trigram)
+    w := w || format('(%1$L <%% p.owner_search OR %1$L <%% p.address_search)', q);
+  END IF;
+  IF f.use_code IS NOT NULL THEN
+    w := w || format('p.property_use_code = ANY (%L::text[])', (SELECT array_agg(upper(u)) FROM unnest(f.use_code) u));
+  END IF;
+  IF f.dor_use_code IS NOT NULL THEN
+    w := w || format('p.dor_use_code = ANY (%L::text[])', (SELECT array_agg(api.normalize_dor_use_code(u)) FROM unnest(f.dor_use_code) u));
+  END IF;
+  IF f.city IS NOT NULL THEN w := w || format('upper(p.site_city) = upper(%L)', btrim(f.city)); END IF;
+  IF f.zip IS NOT NULL THEN w := w || format('p.site_zip = %L', left(btrim(f.zip), 5)); END IF;
+  IF f.just_value_min IS NOT NULL THEN w := w || format('p.just_value >= %L::float8', f.just_value_min); END IF;
+  IF f.just_value_max IS NOT NULL THEN w := w || format('p.just_value <= %L::float8', f.just_value_max); END IF;
+  IF f.assessed_min IS NOT NULL THEN w := w || format('p.assessed_value >= %L::float8', f.assessed_min); END IF;
+  IF f.assessed_max IS NOT NULL THEN w := w || format('p.assessed_value <= %L::float8', f.assessed_max); END IF;
+  IF f.sale_after IS NOT NULL THEN w := w || format('p.last_sale_date >= %L::date', f.sale_after); END IF;
+  IF f.sale_before IS NOT NULL THEN w := w || format('p.last_sale_date <= %L::date', f.sale_before); END IF;
+  IF f.sale_price_min IS NOT NULL THEN w := w || format('p.last_sale_price >= %L::float8', f.sale_price_min); END IF;
+  IF f.sale_price_max IS NOT NULL THEN w := w || format('p.last_sale_price <= %L::float8', f.sale_price_max); END IF;
+  IF f.near_lat IS NOT NULL THEN
+    pt := format('ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)', f.near_lng, f.near_lat);
+    -- a degree box around the point first (GiST on geom), then the exact distance on the spheroid
+    w := w || format('p.geom && ST_Expand(%1$s, %2$L::float8, %3$L::float8) AND ST_DWithin(p.geom::geography, %1$s::geography, %4$L::float8)',
+                     pt, f.radius_m / (111320 * cos(radians(f.near_lat))) * 1.01, f.radius_m / 110574 * 1.01, f.radius_m);
+  END IF;
+  IF f.bbox IS NOT NULL THEN
+    w := w || format('p.geom && ST_MakeEnvelope(%1$L, %2$L, %3$L, %4$L, 4326) AND ST_Intersects(p.geom, ST_MakeEnvelope(%1$L, %2$L, %3$L, %4$L, 4326))',
+                     f.bbox[1], f.bbox[2], f.bbox[3], f.bbox[4]);
+  END IF;
+  IF f.point_lng IS NOT NULL THEN
+    pt := format('ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)', f.point_lng, f.point_lat);
+    w := w || format('p.geom && %1$s AND ST_Intersects(p.geom, %1$s)', pt);
+  END IF;
+  RETURN array_to_string(w, ' AND ');
+END $$;
+COMMENT ON FUNCTION api.parcel_where(api.parcel_filter) IS
+  'The WHERE clause (over core.parcels p) for a parcel filter: only the predicates the filter uses, values quoted. Used by search_parcels, count_parcels and facet_parcels.';
+
+-- ParcelHit rows for ids, in the order given.
+CREATE FUNCTION api.parcel_rows(p_ids bigint[], p_with_geometry boolean) RETURNS SETOF api.parcel_hit
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+  SELECT p.id::int, p.parcel_id, c.slug, c.name, p.owner_name, p.site_address_full, p.site_city, p.site_state, p.site_zip,
+         p.dor_use_code, p.property_use_code, p.land_use_description,
+         p.just_value::float8, p.assessed_value::float8, p.taxable_value::float8, p.year_built::int,
+         p.last_sale_date::text, p.last_sale_price::float8, ST_Y(p.centroid), ST_X(p.centroid),
+         CASE WHEN p_with_geometry AND p.geom IS NOT NULL
+              THEN ST_AsGeoJSON(CASE WHEN ST_NumGeometries(p.geom) = 1 THEN ST_GeometryN(p.geom, 1) ELSE p.geom END, 7) END
+    FROM unnest(p_ids) WITH ORDINALITY AS u(id, ord)
+    JOIN core.parcels p ON p.id = u.id
+    JOIN core.counties c ON c.id = p.county_id
+   ORDER BY u.ord
+$$;
+COMMENT ON FUNCTION api.parcel_rows(bigint[], boolean) IS 'ParcelHit rows for parcel ids, in the order given; geometry only when asked.';
+
+CREATE FUNCTION api.parcel_filter_of(
+  p_query text, p_county text[], p_use_code text[], p_dor_use_code text[], p_city text, p_zip text,
+  p_just_value_min float8, p_just_value_max float8, p_assessed_min float8, p_assessed_max float8,
+  p_sale_after date, p_sale_before date, p_sale_price_min float8, p_sale_price_max float8,
+  p_near_lat float8, p_near_lng float8, p_radius_m float8, p_bbox float8[], p_point_lng float8, p_point_lat float8
+) RETURNS api.parcel_filter
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
+  IF (p_near_lat IS NULL) <> (p_near_lng IS NULL) OR (p_near_lat IS NULL) <> (p_radius_m IS NULL) THEN
+    PERFORM core.bad_input('near: give near (lat,lng) and radius_m together');
+  END IF;
+  IF p_near_lat IS NOT NULL AND (p_near_lat NOT BETWEEN -90 AND 90 OR p_near_lng NOT BETWEEN -180 AND 180) THEN
+    PERFORM core.bad_input('near: latitude must be within -90..90 and longitude within -180..180');
+  END IF;
+  IF p_radius_m IS NOT NULL AND (p_radius_m <= 0 OR p_radius_m > 50000) THEN
+    PERFORM core.bad_input('radius_m: must be greater than 0 and at most 50000 (metres)');
+  END IF;
+  IF p_bbox IS NOT NULL AND (cardinality(p_bbox) <> 4 OR p_bbox[1] > p_bbox[3] OR p_bbox[2] > p_bbox[4]
+                             OR p_bbox[1] < -180 OR p_bbox[3] > 180 OR p_bbox[2] < -90 OR p_bbox[4] > 90) THEN
+    PERFORM core.bad_input('bbox: must be minLng,minLat,maxLng,maxLat with min <= max, longitudes within -180..180 and latitudes within -90..90');
+  END IF;
+  IF (p_point_lng IS NULL) <> (p_point_lat IS NULL)
+     OR (p_point_lng IS NOT NULL AND (p_point_lng NOT BETWEEN -180 AND 180 OR p_point_lat NOT BETWEEN -90 AND 90)) THEN
+    PERFORM core.bad_input('point: must be lng,lat with longitude within -180..180 and latitude within -90..90');
+  END IF;
+  IF p_just_value_min > p_just_value_max THEN PERFORM core.bad_input('just_value_min: must not be greater than just_value_max'); END IF;
+  IF p_assessed_min > p_assessed_max THEN PERFORM core.bad_input('assessed_min: must not be greater than assessed_max'); END IF;
+  IF p_sale_after > p_sale_before THEN PERFORM core.bad_input('sale_after: must not be later than sale_before'); END IF;
+  IF p_sale_price_min > p_sale_price_max THEN PERFORM core.bad_input('sale_price_min: must not be greater than sale_price_max'); END IF;
+  RETURN ROW(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min, p_just_value_max,
+             p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min, p_sale_price_max,
+             p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat)::api.parcel_filter;
+END $$;
+COMMENT ON FUNCTION api.parcel_filter_of(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
+  'Checks the filters of parcel search (ranges, coordinates, radius up to 50 km) and makes one api.parcel_filter of them.';
+
+CREATE FUNCTION api.search_parcels(
+  p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
+  p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
+  p_just_value_min float8 DEFAULT NULL, p_just_value_max float8 DEFAULT NULL,
+  p_assessed_min float8 DEFAULT NULL, p_assessed_max float8 DEFAULT NULL,
+  p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
+  p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
+  p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
+  p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0
+) RETURNS SETOF api.parcel_hit
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+    p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
+    p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
+  v_q text := core.normalize_text(p_query);
+  v_sort text := coalesce(p_sort, CASE WHEN p_query IS NOT NULL THEN 'relevance' WHEN p_near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
+  v_order text;
+  v_ids bigint[];
+BEGIN
+  IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
+  IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
+  v_order := CASE v_sort
+    -- exact matches first, then every query word present as a whole word, then trigram word similarity
+    WHEN 'relevance' THEN format(
+      'coalesce(p.owner_search = %1$L, false) OR coalesce(p.address_search = %1$L, false) DESC, '
+      'coalesce(string_to_array(p.owner_search, '' '') @> string_to_array(%1$L, '' ''), false) '
+      '  OR coalesce(string_to_array(p.address_search, '' '') @> string_to_array(%1$L, '' ''), false) DESC, '
+      'greatest(word_similarity(%1$L, coalesce(p.owner_search, '''')), word_similarity(%1$L, coalesce(p.address_search, ''''))) DESC, p.id', v_q)
+    WHEN 'distance' THEN format('ST_Distance(p.geom::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography), p.id', p_near_lng, p_near_lat)
+    WHEN 'id' THEN 'p.id'
+    WHEN 'just_value_asc' THEN 'p.just_value ASC NULLS LAST, p.id'
+    WHEN 'just_value_desc' THEN 'p.just_value DESC NULLS LAST, p.id'
+    WHEN 'assessed_value_asc' THEN 'p.assessed_value ASC NULLS LAST, p.id'
+    WHEN 'assessed_value_desc' THEN 'p.assessed_value DESC NULLS LAST, p.id'
+    WHEN 'taxable_value_asc' THEN 'p.taxable_value ASC NULLS LAST, p.id'
+    WHEN 'taxable_value_desc' THEN 'p.taxable_value DESC NULLS LAST, p.id'
+    WHEN 'last_sale_date_asc' THEN 'p.last_sale_date ASC NULLS LAST, p.id'
+    WHEN 'last_sale_date_desc' THEN 'p.last_sale_date DESC NULLS LAST, p.id'
+    WHEN 'last_sale_price_asc' THEN 'p.last_sale_price ASC NULLS LAST, p.id'
+    WHEN 'last_sale_price_desc' THEN 'p.last_sale_price DESC NULLS LAST, p.id'
+    WHEN 'year_built_asc' THEN 'p.year_built ASC NULLS LAST, p.id'
+    WHEN 'year_built_desc' THEN 'p.year_built DESC NULLS LAST, p.id'
+  END;
+  IF v_order IS NULL THEN PERFORM core.bad_input(format('sort: unknown sort ''%s''', v_sort)); END IF;
+  IF v_sort = 'relevance' AND p_query IS NULL THEN PERFORM core.bad_input('sort: relevance needs query'); END IF;
+  IF v_sort = 'distance' AND p_near_lat IS NULL THEN PERFORM core.bad_input('sort: distance needs near and radius_m'); END IF;
+  EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s LIMIT %s OFFSET %s) page',
+                 api.parcel_where(v_filter), v_order, p_limit, p_offset)
+     INTO v_ids;
+  RETURN QUERY SELECT * FROM api.parcel_rows(coalesce(v_ids, '{}'), false);
+END $$;
+COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer) IS
+  'GET /v1/parcels/search. Fuzzy owner/address search (p_query, pg_trgm word similarity; exact and whole-word matches first), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc; ties broken by id. geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
+
+CREATE FUNCTION api.count_parcels(
+  p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
+  p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
+  p_just_value_min float8 DEFAULT NULL, p_just_value_max float8 DEFAULT NULL,
+  p_assessed_min float8 DEFAULT NULL, p_assessed_max float8 DEFAULT NULL,
+  p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
+  p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
+  p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL
+) RETURNS integer
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_count integer;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM core.parcels p WHERE %s',
+    api.parcel_where(api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+      p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
+      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat)))
+    INTO v_count;
+  RETURN v_count;
+END $$;
+COMMENT ON FUNCTION api.count_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
+  'The exact number of parcels search_parcels matches for the same filters (pagination.total).';
+
+CREATE FUNCTION api.facet_parcels(
+  p_facets text[],
+  p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
+  p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
+  p_just_value_min float8 DEFAULT NULL, p_just_value_max float8 DEFAULT NULL,
+  p_assessed_min float8 DEFAULT NULL, p_assessed_max float8 DEFAULT NULL,
+  p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
+  p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
+  p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL
+) RETURNS jsonb
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_where text := api.parcel_where(api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+      p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
+      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat));
+  v_facet text;
+  v_expr text;
+  v_counts jsonb;
+  v_out jsonb := '{}';
+BEGIN
+  FOREACH v_facet IN ARRAY coalesce(p_facets, '{}') LOOP
+    v_expr := CASE v_facet
+      WHEN 'county' THEN '(SELECT c.slug FROM core.counties c WHERE c.id = p.county_id)'
+      WHEN 'dor_use_code' THEN 'p.dor_use_code'
+      WHEN 'property_use_code' THEN 'p.property_use_code'
+      WHEN 'city' THEN 'p.site_city'
+      WHEN 'zip' THEN 'p.site_zip'
+    END;
+    IF v_expr IS NULL THEN
+      PERFORM core.bad_input(format('facets: unknown facet ''%s'' (county, dor_use_code, property_use_code, city, zip)', v_facet));
+    END IF;
+    EXECUTE format(
+      'SELECT coalesce(jsonb_agg(jsonb_build_object(''value'', v, ''count'', n) ORDER BY n DESC, v NULLS LAST), ''[]'')
+         FROM (SELECT %s AS v, count(*)::int AS n FROM core.parcels p WHERE %s GROUP BY 1 ORDER BY 2 DESC, 1 NULLS LAST LIMIT 100) f',
+      v_expr, v_where) INTO v_counts;
+    v_out := v_out || jsonb_build_object(v_facet, v_counts);
+  END LOOP;
+  RETURN v_out;
+END $$;
+COMMENT ON FUNCTION api.facet_parcels(text[], text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
+  'Counts per value over the whole filtered result (not a page) for each facet of p_facets (county, dor_use_code, property_use_code, city, zip): {"county": [{"value": "miami-dade", "count": 12}, ...]}, most frequent first, at most 100 values per facet, null for parcels without a value.';
+
+CREATE FUNCTION api.get_parcel(p_id bigint) RETURNS SETOF api.parcel_hit
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT * FROM api.parcel_rows(ARRAY[p_id], true) $$;
+COMMENT ON FUNCTION api.get_parcel(bigint) IS 'GET /v1/parcels/{id}: one parcel by internal id, with its polygon as GeoJSON text; no row when unknown.';
+
+CREATE FUNCTION api.get_parcel_by_parcel_id(p_county text, p_parcel_id text) RETURNS SETOF api.parcel_hit
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+  SELECT r.* FROM api.parcel_rows(ARRAY(
+    SELECT p.id FROM core.parcels p
+     WHERE p.county_id = ANY (api.county_ids(ARRAY[p_county]))
+       AND p.parcel_key = core.normalize_parcel_id(p_parcel_id)
+     ORDER BY p.id LIMIT 1), true) r
+$$;
+COMMENT ON FUNCTION api.get_parcel_by_parcel_id(text, text) IS
+  'GET /v1/parcels/by-parcel-id: a parcel by county slug and county-assigned parcel id, punctuation-insensitive (01-3132-035-0010 = 0131320350010; letters and leading zeros kept). Unknown county: 22023.';

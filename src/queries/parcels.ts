@@ -1,0 +1,95 @@
+// Parcels: the only TypeScript that calls api.search_parcels / count_parcels / facet_parcels / get_parcel*.
+// It turns request parameters into the functions' named arguments; the SQL checks ranges and raises 22023.
+import { badRequest } from '../errors.ts';
+import type { Sql } from '../plugins/db.ts';
+import { pageOf, splitList, type Page } from '../schemas/common.ts';
+import type { ParcelHit, ParcelSearchQuery } from '../schemas/parcels.ts';
+
+/** "a,b" as two finite numbers, or a 400 naming the parameter and the expected form. */
+function numbers(value: string, name: string, count: number, form: string): number[] {
+  const parts = value.split(',').map((p) => p.trim());
+  const nums = parts.map((p) => (/^[-+]?(\d+\.?\d*|\.\d+)$/.test(p) ? Number(p) : NaN));
+  if (parts.length !== count || nums.some((n) => !Number.isFinite(n))) {
+    throw badRequest(`query parameter '${name}' must be ${form} (${count} comma-separated numbers)`);
+  }
+  return nums;
+}
+
+/** The named arguments shared by search, count and facets. */
+function filterArgs(q: ParcelSearchQuery) {
+  const near = q.near === undefined ? undefined : numbers(q.near, 'near', 2, 'lat,lng');
+  const point = q.point === undefined ? undefined : numbers(q.point, 'point', 2, 'lng,lat');
+  const bbox = q.bbox === undefined ? undefined : numbers(q.bbox, 'bbox', 4, 'minLng,minLat,maxLng,maxLat');
+  if ((near === undefined) !== (q.radius_m === undefined))
+    throw badRequest("query parameters 'near' and 'radius_m' go together");
+  const counties = splitList(q.county);
+  if (counties?.some((c) => c.length > 40))
+    throw badRequest("query parameter 'county': each slug must be at most 40 characters");
+  return {
+    p_query: q.query ?? null,
+    p_county: counties ?? null,
+    p_use_code: splitList(q.use_code) ?? null,
+    p_dor_use_code: splitList(q.dor_use_code) ?? null,
+    p_city: q.city ?? null,
+    p_zip: q.zip ?? null,
+    p_just_value_min: q.just_value_min ?? null,
+    p_just_value_max: q.just_value_max ?? null,
+    p_assessed_min: q.assessed_min ?? null,
+    p_assessed_max: q.assessed_max ?? null,
+    p_sale_after: q.sale_after ?? null,
+    p_sale_before: q.sale_before ?? null,
+    p_sale_price_min: q.sale_price_min ?? null,
+    p_sale_price_max: q.sale_price_max ?? null,
+    p_near_lat: near?.[0] ?? null,
+    p_near_lng: near?.[1] ?? null,
+    p_radius_m: q.radius_m ?? null,
+    p_bbox: bbox ?? null,
+    p_point_lng: point?.[0] ?? null,
+    p_point_lat: point?.[1] ?? null,
+  };
+}
+
+const FILTER_CALL = `p_query => $1, p_county => $2, p_use_code => $3, p_dor_use_code => $4, p_city => $5, p_zip => $6,
+  p_just_value_min => $7, p_just_value_max => $8, p_assessed_min => $9, p_assessed_max => $10,
+  p_sale_after => $11::date, p_sale_before => $12::date, p_sale_price_min => $13, p_sale_price_max => $14,
+  p_near_lat => $15, p_near_lng => $16, p_radius_m => $17, p_bbox => $18::float8[], p_point_lng => $19, p_point_lat => $20`;
+
+export interface ParcelSearch {
+  data: ParcelHit[];
+  pagination: Page;
+  facets?: Record<string, { value: string | null; count: number }[]>;
+}
+
+/** One page, the exact total and (when asked) facets, run side by side on separate connections. */
+export async function searchParcels(sql: Sql, q: ParcelSearchQuery): Promise<ParcelSearch> {
+  const args = Object.values(filterArgs(q)) as never[];
+  const facets = splitList(q.facets as string | string[] | undefined);
+  const [rows, [count], facetRows] = await Promise.all([
+    sql.unsafe<ParcelHit[]>(
+      `SELECT * FROM api.search_parcels(${FILTER_CALL}, p_sort => $21, p_limit => $22, p_offset => $23)`,
+      [...args, (q.sort ?? null) as never, q.limit as never, q.offset as never],
+    ),
+    sql.unsafe<{ total: number }[]>(`SELECT api.count_parcels(${FILTER_CALL}) AS total`, args),
+    facets
+      ? sql.unsafe<{ facets: ParcelSearch['facets'] }[]>(`SELECT api.facet_parcels($21, ${FILTER_CALL}) AS facets`, [
+          ...args,
+          facets as never,
+        ])
+      : undefined,
+  ]);
+  const out: ParcelSearch = { data: rows, pagination: pageOf(q.limit, q.offset, count?.total ?? 0) };
+  if (facetRows) out.facets = facetRows[0]?.facets ?? {};
+  return out;
+}
+
+export async function getParcel(sql: Sql, id: number): Promise<ParcelHit | undefined> {
+  const [row] = await sql<ParcelHit[]>`SELECT * FROM api.get_parcel(p_id => ${id})`;
+  return row;
+}
+
+export async function getParcelByParcelId(sql: Sql, county: string, parcelId: string): Promise<ParcelHit | undefined> {
+  const [row] = await sql<
+    ParcelHit[]
+  >`SELECT * FROM api.get_parcel_by_parcel_id(p_county => ${county}, p_parcel_id => ${parcelId})`;
+  return row;
+}

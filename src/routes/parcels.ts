@@ -1,0 +1,101 @@
+// GET /parcels/search, /parcels/by-parcel-id, /parcels/{id}, /parcels/{id}/sales (Part 4.1).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { notFound } from '../errors.ts';
+import { getParcel, getParcelByParcelId, searchParcels } from '../queries/parcels.ts';
+import { listParcelSales } from '../queries/sales.ts';
+import {
+  ErrorEnvelope,
+  ListEnvelope,
+  ObjectEnvelope,
+  Pagination,
+  Meta,
+  commonErrors,
+  meta,
+} from '../schemas/common.ts';
+import {
+  ByParcelIdQuery,
+  FacetCounts,
+  PageQuery,
+  ParcelHit,
+  ParcelParams,
+  ParcelSearchQuery,
+} from '../schemas/parcels.ts';
+import { SaleHit } from '../schemas/sales.ts';
+
+const tags = ['parcels'];
+const SearchEnvelope = Type.Object({
+  data: Type.Array(ParcelHit),
+  pagination: Pagination,
+  meta: Meta,
+  facets: Type.Optional(FacetCounts),
+});
+
+const parcels: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/parcels/search',
+    {
+      schema: {
+        tags,
+        summary: 'Search parcels by owner, address, codes, values, last sale and place',
+        querystring: ParcelSearchQuery,
+        response: { 200: SearchEnvelope, ...commonErrors },
+      },
+    },
+    async (request) => ({ ...(await searchParcels(app.sql, request.query)), meta: meta(request) }),
+  );
+
+  app.get(
+    '/parcels/by-parcel-id',
+    {
+      schema: {
+        tags,
+        summary: 'One parcel by county and county parcel id (punctuation-insensitive), with its polygon',
+        querystring: ByParcelIdQuery,
+        response: { 200: ObjectEnvelope(ParcelHit), 404: ErrorEnvelope, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const { county, parcel_id } = request.query;
+      const parcel = await getParcelByParcelId(app.sql, county, parcel_id);
+      if (!parcel) throw notFound(`No parcel '${parcel_id}' in county '${county}'.`);
+      return { data: parcel, meta: meta(request) };
+    },
+  );
+
+  app.get(
+    '/parcels/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One parcel by internal id, with its polygon',
+        params: ParcelParams,
+        response: { 200: ObjectEnvelope(ParcelHit), 404: ErrorEnvelope, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const parcel = await getParcel(app.sql, request.params.id);
+      if (!parcel) throw notFound(`No parcel with id ${request.params.id}.`);
+      return { data: parcel, meta: meta(request) };
+    },
+  );
+
+  app.get(
+    '/parcels/:id/sales',
+    {
+      schema: {
+        tags,
+        summary: "A parcel's sale and deed history, newest first",
+        params: ParcelParams,
+        querystring: PageQuery,
+        response: { 200: ListEnvelope(SaleHit), 404: ErrorEnvelope, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const sales = await listParcelSales(app.sql, request.params.id, request.query.limit, request.query.offset);
+      if (!sales) throw notFound(`No parcel with id ${request.params.id}.`);
+      return { ...sales, meta: meta(request) };
+    },
+  );
+};
+export default parcels;

@@ -1,0 +1,146 @@
+// ParcelHit (Part 2.3) and the parameters of the parcel routes (Part 4.1).
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  Amount,
+  CodeList,
+  CountyList,
+  CountySlug,
+  DateParam,
+  Limit,
+  ListParam,
+  Offset,
+  StringEnum,
+  TextParam,
+} from './common.ts';
+
+const Nullable = <
+  T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Number> | ReturnType<typeof Type.Integer>,
+>(
+  schema: T,
+) => Type.Union([schema, Type.Null()], { description: schema.description });
+const S = (description: string) => Nullable(Type.String({ description }));
+const N = (description: string) => Nullable(Type.Number({ description }));
+
+export const ParcelHit = Type.Object(
+  {
+    id: Type.Integer({ description: 'Internal parcel id: GET /v1/parcels/{id} and /v1/parcels/{id}/sales.' }),
+    parcel_id: Type.String({ description: 'County-assigned parcel id (folio, PIN) as the county writes it.' }),
+    county_slug: Type.String(),
+    county_name: Type.String(),
+    owner_name: S('Owner of record.'),
+    site_address_full: S('Situs (physical) address.'),
+    site_city: S('Situs city; UNINCORPORATED outside cities.'),
+    site_state: S('FL.'),
+    site_zip: S('Situs ZIP code.'),
+    dor_use_code: S('Statewide DOR land-use code, 4 characters (0100 single family, 0400 condominium).'),
+    property_use_code: S("The appraiser's own use code."),
+    land_use_description: S('Description of the DOR use code.'),
+    just_value: N('Just (market) value, dollars.'),
+    assessed_value: N('Assessed value (non-school), dollars: just value after caps.'),
+    taxable_value: N('Taxable value (non-school), dollars: assessed value after exemptions.'),
+    year_built: Nullable(Type.Integer({ description: 'Actual year built; null for vacant land.' })),
+    last_sale_date: S('Last sale, YYYY-MM-DD (FDOR dates are month precision: the 1st of the month).'),
+    last_sale_price: N('Last sale price, dollars.'),
+    centroid_lat: N('Latitude of a point inside the parcel (WGS 84).'),
+    centroid_lng: N('Longitude of a point inside the parcel (WGS 84).'),
+    geometry: S(
+      'GeoJSON Polygon or MultiPolygon (WGS 84) as a JSON string; null in search results and for unmapped parcels.',
+    ),
+  },
+  { $id: 'ParcelHit' },
+);
+export type ParcelHit = Static<typeof ParcelHit>;
+
+export const PARCEL_SORTS = [
+  'relevance',
+  'distance',
+  'id',
+  'just_value_asc',
+  'just_value_desc',
+  'assessed_value_asc',
+  'assessed_value_desc',
+  'taxable_value_asc',
+  'taxable_value_desc',
+  'last_sale_date_asc',
+  'last_sale_date_desc',
+  'last_sale_price_asc',
+  'last_sale_price_desc',
+  'year_built_asc',
+  'year_built_desc',
+] as const;
+export const FACETS = ['county', 'dor_use_code', 'property_use_code', 'city', 'zip'] as const;
+
+export const FacetCounts = Type.Record(
+  Type.String(),
+  Type.Array(Type.Object({ value: Type.Union([Type.String(), Type.Null()]), count: Type.Integer() })),
+  {
+    description: 'Per facet, counts per value over the whole filtered result, most frequent first, at most 100 values.',
+  },
+);
+
+export const ParcelSearchQuery = Type.Object({
+  query: Type.Optional(TextParam(200, 'Owner name or site address, case-insensitive and typo-tolerant.')),
+  county: Type.Optional(CountyList),
+  use_code: Type.Optional(CodeList("The appraiser's property use code(s).")),
+  dor_use_code: Type.Optional(CodeList('DOR use code(s): 01, 001 and 0100 all mean single family.')),
+  city: Type.Optional(TextParam(80, 'Site city, case-insensitive.')),
+  zip: Type.Optional(
+    Type.String({ pattern: '^\\d{5}(-?\\d{4})?$', description: 'Site ZIP code (5 digits; ZIP+4 accepted).' }),
+  ),
+  just_value_min: Type.Optional(Amount('Lowest just value.')),
+  just_value_max: Type.Optional(Amount('Highest just value.')),
+  assessed_min: Type.Optional(Amount('Lowest assessed value.')),
+  assessed_max: Type.Optional(Amount('Highest assessed value.')),
+  sale_after: Type.Optional(DateParam('Last sale on or after')),
+  sale_before: Type.Optional(DateParam('Last sale on or before')),
+  sale_price_min: Type.Optional(Amount('Lowest last-sale price.')),
+  sale_price_max: Type.Optional(Amount('Highest last-sale price.')),
+  sort: Type.Optional(
+    StringEnum(
+      PARCEL_SORTS,
+      'relevance (default with query), distance (default with near), id (default otherwise), or a field with _asc/_desc; ties by id.',
+    ),
+  ),
+  facets: Type.Optional(
+    ListParam(
+      Type.String({ maxLength: 200, pattern: '^[a-z_,]+$' }),
+      'Facets to count: county, dor_use_code, property_use_code, city, zip.',
+    ),
+  ),
+  near: Type.Optional(
+    Type.String({ maxLength: 60, description: 'Centre of a radius search as lat,lng (note: latitude first).' }),
+  ),
+  radius_m: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 50000,
+      finite: true,
+      description: 'Radius around near in metres, at most 50000.',
+    }),
+  ),
+  bbox: Type.Optional(
+    Type.String({
+      maxLength: 120,
+      description: 'Bounding box minLng,minLat,maxLng,maxLat: parcels that intersect it.',
+    }),
+  ),
+  point: Type.Optional(
+    Type.String({
+      maxLength: 60,
+      description:
+        'A point as lng,lat (note: longitude first): parcels whose polygon contains it (both neighbours on a shared edge).',
+    }),
+  ),
+  limit: Limit(),
+  offset: Offset,
+});
+export type ParcelSearchQuery = Static<typeof ParcelSearchQuery>;
+
+export const ParcelParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Internal parcel id.' }),
+});
+export const ByParcelIdQuery = Type.Object({
+  county: CountySlug,
+  parcel_id: TextParam(100, 'County-assigned parcel id; punctuation-insensitive (01-3132-035-0010 = 0131320350010).'),
+});
+export const PageQuery = Type.Object({ limit: Limit(), offset: Offset });

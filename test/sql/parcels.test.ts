@@ -1,0 +1,229 @@
+// The parcel and sale functions called directly, as an analyst in psql would, and their plans.
+import t from 'tap';
+import { createTestDatabase } from '../helpers/db.ts';
+import { buildTestApp } from '../helpers/app.ts';
+
+const ctx = await buildTestApp(t);
+const sql = ctx.db.sql;
+const ids = async (query: Promise<{ id: number }[]>) => (await query).map((r) => r.id);
+
+t.test('fuzzy search ranks exact, then whole-word, then fuzzy matches', async (t) => {
+  const rows = await sql<
+    { id: number; owner_name: string }[]
+  >`SELECT id, owner_name FROM api.search_parcels(p_query => 'smith john', p_limit => 50)`;
+  t.equal(rows[0]?.owner_name, 'SMITH JOHN', 'an exact match first');
+  const firstWholeWordOnly = rows.findIndex((r) => r.owner_name !== 'SMITH JOHN');
+  t.ok(
+    rows.slice(0, firstWholeWordOnly).every((r) => r.owner_name === 'SMITH JOHN'),
+    'every exact match before the rest',
+  );
+  t.ok(
+    rows.some((r) => r.owner_name === 'JOHN SMITH'),
+    'reversed order is found',
+  );
+  t.ok(
+    rows.some((r) => r.owner_name === 'SMITH JOHN & MARY'),
+    'a couple is found',
+  );
+  const typo = await sql<{ id: number }[]>`SELECT id FROM api.search_parcels(p_query => 'smyth jon', p_limit => 5)`;
+  t.ok(
+    typo.some((r) => r.id === 4),
+    'typos are tolerated',
+  );
+});
+
+t.test('addresses: suffix variants and unit designators are the same text', async (t) => {
+  t.same(await ids(sql`SELECT id FROM api.search_parcels(p_query => '123 OAK DRIVE', p_limit => 1)`), [1]);
+  t.same(await ids(sql`SELECT id FROM api.search_parcels(p_query => '125 oak dr', p_limit => 1)`), [2]);
+  t.same(
+    await ids(sql`SELECT id FROM api.search_parcels(p_query => '500 Brickell Avenue Apt 1203', p_limit => 1)`),
+    [3],
+  );
+  const [norm] = await sql`SELECT core.normalize_text('3000 N. Ocean Boulevard, # 5') AS n`;
+  t.equal(norm?.n, '3000 N OCEAN BLVD 5');
+});
+
+t.test('spatial: a point inside, a point on a shared edge, a bbox, multipolygons, near by distance', async (t) => {
+  t.same(await ids(sql`SELECT id FROM api.search_parcels(p_point_lng => -80.19985, p_point_lat => 25.770135)`), [1]);
+  t.same(
+    await ids(sql`SELECT id FROM api.search_parcels(p_point_lng => -80.1997, p_point_lat => 25.770135)`),
+    [1, 2],
+    'both neighbours',
+  );
+  t.same(
+    await ids(sql`SELECT id FROM api.search_parcels(p_bbox => '{-80.19997,25.770027,-80.19943,25.770243}')`),
+    [1, 2],
+  );
+  const [multi] = await sql`SELECT geometry FROM api.get_parcel(5)`;
+  t.equal(JSON.parse(multi?.geometry).type, 'MultiPolygon');
+  const [single] = await sql`SELECT geometry FROM api.get_parcel(1)`;
+  t.same(JSON.parse(single?.geometry), {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [-80.2, 25.77],
+        [-80.1997, 25.77],
+        [-80.1997, 25.77027],
+        [-80.2, 25.77027],
+        [-80.2, 25.77],
+      ],
+    ],
+  });
+  const near = await ids(
+    sql`SELECT id FROM api.search_parcels(p_near_lat => 25.770135, p_near_lng => -80.19985, p_radius_m => 20)`,
+  );
+  t.equal(near[0], 1, 'the parcel containing the centre is at distance 0, first');
+  t.ok(near.includes(2), 'its neighbour 15 m away');
+  const [{ n }] =
+    (await sql`SELECT api.count_parcels(p_near_lat => 25.770135, p_near_lng => -80.19985, p_radius_m => 20) AS n`) as unknown as [
+      { n: number },
+    ];
+  t.equal(n, near.length, 'count agrees with the rows');
+  const [noGeom] = await sql`SELECT geometry, centroid_lat FROM api.get_parcel(15)`;
+  t.same(noGeom, { geometry: null, centroid_lat: null }, 'an unmapped parcel has nulls, not zeros');
+});
+
+t.test('parcel ids are punctuation-insensitive, keep letters and leading zeros', async (t) => {
+  for (const form of ['01-3132-035-0010', '0131320350010', '01 3132 035 0010']) {
+    t.same(await ids(sql`SELECT id FROM api.get_parcel_by_parcel_id('miami-dade', ${form})`), [1], form);
+  }
+  t.same(await ids(sql`SELECT id FROM api.get_parcel_by_parcel_id('broward', '4942-13-BA-0140')`), [7]);
+  t.same(
+    await ids(sql`SELECT id FROM api.get_parcel_by_parcel_id('broward', '494213010140')`),
+    [8],
+    'digits never match the lettered folio',
+  );
+  t.same(
+    await ids(sql`SELECT id FROM api.get_parcel_by_parcel_id('liberty', '011S07000000100000')`),
+    [14],
+    'stored with dashes',
+  );
+  t.same(
+    await ids(sql`SELECT id FROM api.get_parcel_by_parcel_id('palm-beach', '424430000010010')`),
+    [],
+    'leading zeros are significant',
+  );
+  await t.rejects(sql`SELECT * FROM api.get_parcel_by_parcel_id('atlantis', '1')`, { code: '22023' });
+});
+
+t.test('stable paging: pages never repeat or skip rows, for every sort', async (t) => {
+  for (const sort of ['id', 'just_value_desc', 'last_sale_date_asc', 'year_built_desc']) {
+    const all = await ids(
+      sql`SELECT id FROM api.search_parcels(p_county => '{broward}', p_sort => ${sort}, p_limit => 500)`,
+    );
+    const paged: number[] = [];
+    for (let offset = 0; offset < all.length; offset += 37) {
+      paged.push(
+        ...(await ids(
+          sql`SELECT id FROM api.search_parcels(p_county => '{broward}', p_sort => ${sort}, p_limit => 37, p_offset => ${offset})`,
+        )),
+      );
+    }
+    t.same(paged, all, sort);
+  }
+});
+
+t.test('facets count the whole filtered result', async (t) => {
+  const [{ f }] =
+    (await sql`SELECT api.facet_parcels('{county,dor_use_code}', p_county => '{miami-dade,liberty}') AS f`) as unknown as [
+      { f: Record<string, { value: string; count: number }[]> },
+    ];
+  t.same(
+    f.county?.map((c) => c.value),
+    ['miami-dade', 'liberty'],
+  );
+  const [{ n }] = (await sql`SELECT count(*)::int AS n FROM core.parcels WHERE county_id IN (13, 39)`) as unknown as [
+    { n: number },
+  ];
+  t.equal(
+    f.dor_use_code?.reduce((s, c) => s + c.count, 0),
+    n,
+  );
+});
+
+t.test('sales: history newest first, counts, search sorts', async (t) => {
+  const history = await sql`SELECT sale_date FROM api.list_parcel_sales(1)`;
+  t.same(
+    history.map((r) => r.sale_date),
+    ['2021-03-01', '2017-11-01', '2012-02-01'],
+  );
+  const [counts] =
+    await sql`SELECT api.count_parcel_sales(1) AS one, api.count_parcel_sales(4) AS none, api.count_parcel_sales(99999999) AS missing`;
+  t.same(counts, { one: 3, none: 0, missing: null });
+  const prices = (
+    await sql`SELECT sale_price FROM api.search_sales(p_county => '{broward}', p_sort => 'price_desc', p_limit => 500)`
+  ).map((r) => r.sale_price);
+  t.same(
+    prices,
+    [...prices].sort((a, b) => b - a),
+  );
+  const [c] = await sql`SELECT api.count_sales(p_county => '{broward}') AS n`;
+  t.equal(c?.n, prices.length);
+});
+
+t.test('bad input raises 22023 naming the parameter', async (t) => {
+  const cases: [Promise<unknown>, RegExp][] = [
+    [sql`SELECT * FROM api.search_parcels(p_radius_m => 10)`, /near/],
+    [sql`SELECT * FROM api.search_parcels(p_near_lat => 95, p_near_lng => 0, p_radius_m => 10)`, /latitude/],
+    [sql`SELECT * FROM api.search_parcels(p_near_lat => 25, p_near_lng => -80, p_radius_m => 60000)`, /radius_m/],
+    [sql`SELECT * FROM api.search_parcels(p_bbox => '{2,0,1,1}')`, /bbox/],
+    [sql`SELECT * FROM api.search_parcels(p_sort => 'nope')`, /sort/],
+    [sql`SELECT * FROM api.search_parcels(p_sort => 'distance')`, /distance needs near/],
+    [sql`SELECT * FROM api.search_parcels(p_limit => 0)`, /limit/],
+    [sql`SELECT * FROM api.search_parcels(p_county => '{nowhere}')`, /unknown county 'nowhere'/],
+    [sql`SELECT * FROM api.search_sales(p_from => '2025-01-02', p_to => '2025-01-01')`, /from/],
+  ];
+  for (const [query, message] of cases) await t.rejects(query, { code: '22023', message });
+});
+
+t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(db.drop);
+  const plan = async (q: string) =>
+    db.sql.begin(async (tx) => {
+      await tx`SET LOCAL enable_seqscan = off`;
+      return (await tx.unsafe(`EXPLAIN ${q}`)).map((r) => (r as Record<string, string>)['QUERY PLAN']).join('\n');
+    });
+  t.match(
+    await plan(`SELECT id FROM core.parcels p WHERE ('SMITH' <% p.owner_search OR 'SMITH' <% p.address_search)`),
+    /parcels_owner_trgm_idx/,
+  );
+  t.match(
+    await plan(`SELECT id FROM core.parcels p WHERE p.county_id = 13 AND p.parcel_key = '0131320350010'`),
+    /parcels_(county_)?key_idx/,
+  );
+  t.match(
+    await plan(`SELECT id FROM core.parcels p WHERE p.geom && ST_SetSRID(ST_MakePoint(-80.2, 25.77), 4326)`),
+    /parcels_geom_idx/,
+  );
+  t.match(
+    await plan(
+      `SELECT id FROM core.parcels p WHERE p.county_id = 13 AND p.dor_use_code = '0100' ORDER BY just_value DESC, id LIMIT 25`,
+    ),
+    /parcels_county_use_value_idx/,
+  );
+  t.match(
+    await plan(`SELECT s.id FROM core.sales s WHERE s.county_id = 13 AND s.parcel_key = 'X' ORDER BY sale_date DESC`),
+    /sales_parcel_idx/,
+  );
+});
+
+t.test('the API and the SQL function return the same rows for the same inputs', async (t) => {
+  const rest = (await ctx.get('/v1/parcels/search?query=smith%20john&county=miami-dade,broward&limit=10')).json();
+  const rows =
+    await sql`SELECT * FROM api.search_parcels(p_query => 'smith john', p_county => '{miami-dade,broward}', p_limit => 10)`;
+  t.same(
+    rest.data,
+    rows.map((r) => ({ ...r })),
+  );
+  const [{ n }] =
+    (await sql`SELECT api.count_parcels(p_query => 'smith john', p_county => '{miami-dade,broward}') AS n`) as unknown as [
+      { n: number },
+    ];
+  t.equal(rest.pagination.total, n);
+  const sales = (await ctx.get('/v1/parcels/1/sales')).json();
+  t.same(
+    sales.data,
+    (await sql`SELECT * FROM api.list_parcel_sales(1)`).map((r) => ({ ...r })),
+  );
+});
