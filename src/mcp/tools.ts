@@ -8,6 +8,11 @@ import { getAccountUsage } from '../queries/account.ts';
 import { CountySlug } from '../schemas/common.ts';
 import { periodOf } from '../plugins/metering.ts';
 import { badRequest, notFound } from '../errors.ts';
+import { getParcel, getParcelByParcelId, searchParcels } from '../queries/parcels.ts';
+import { listParcelSales, searchSales } from '../queries/sales.ts';
+import { ParcelSearchQuery, ByParcelIdQuery } from '../schemas/parcels.ts';
+import { SaleSearchQuery } from '../schemas/sales.ts';
+import { Limit, Offset } from '../schemas/common.ts';
 
 export interface ToolContext {
   app: FastifyInstance;
@@ -65,6 +70,102 @@ const countyTools = [
   }),
 ];
 
+const describeParcel = (p: {
+  parcel_id: string;
+  county_name: string;
+  owner_name: string | null;
+  site_address_full: string | null;
+  just_value: number | null;
+}) =>
+  `${p.parcel_id} (${p.county_name}): ${p.owner_name ?? 'owner unknown'}, ${p.site_address_full ?? 'no site address'}, just value ${p.just_value === null ? 'unknown' : `$${p.just_value.toLocaleString('en-US')}`}`;
+
+const parcelTools = [
+  defineTool({
+    name: 'search_parcels',
+    title: 'Search Florida parcels',
+    description:
+      'Find parcels (properties on the county assessment roll) statewide. `query` matches owner names and site ' +
+      'addresses, typo-tolerant ("SMITH JOHN" also finds "JOHN SMITH"; "123 OAK DRIVE" finds "123 OAK DR"). Narrow with ' +
+      '`county` (slugs from list_counties), `dor_use_code` (statewide land use: 01 single family, 04 condominium, 00 ' +
+      'vacant residential, 11 stores, 17 offices, 48 warehouses …), city, zip, value bounds in dollars (just value = ' +
+      'market value; assessed = after caps; taxable = after exemptions), last-sale dates and prices, or place: `near` ' +
+      '"lat,lng" with `radius_m` in metres (≤ 50000), `bbox` "minLng,minLat,maxLng,maxLat", `point` "lng,lat" (the parcel ' +
+      'containing it). `facets` (county, dor_use_code, property_use_code, city, zip) counts values over all matches. ' +
+      'Results have no polygon: call get_parcel with a result `id` for the polygon and get_parcel_sales for its sales.',
+    input: ParcelSearchQuery,
+    run: async ({ app }, args) => {
+      const result = await searchParcels(app.sql, args);
+      const first = result.data[0];
+      return {
+        structured: { ...result },
+        summary: `${result.pagination.total} parcels match; showing ${result.data.length}${first ? `, first: ${describeParcel(first)}` : ''}.`,
+      };
+    },
+  }),
+  defineTool({
+    name: 'get_parcel',
+    title: 'Get one parcel with its polygon',
+    description:
+      'One parcel with every roll field and its polygon (GeoJSON in `geometry`, WGS 84). Give either `id` (from ' +
+      "search_parcels) or `county` + `parcel_id` (the county's folio / PIN; punctuation does not matter: " +
+      '01-3132-035-0010 = 0131320350010).',
+    input: Type.Object({
+      id: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Internal parcel id from search_parcels.' }),
+      ),
+      county: Type.Optional(ByParcelIdQuery.properties.county),
+      parcel_id: Type.Optional(ByParcelIdQuery.properties.parcel_id),
+    }),
+    run: async ({ app }, { id, county, parcel_id }) => {
+      let parcel;
+      if (id !== undefined) parcel = await getParcel(app.sql, id);
+      else if (county !== undefined && parcel_id !== undefined)
+        parcel = await getParcelByParcelId(app.sql, county, parcel_id);
+      else throw badRequest("Give 'id', or both 'county' and 'parcel_id'.");
+      if (!parcel) throw notFound('No such parcel.');
+      return { structured: { data: parcel }, summary: describeParcel(parcel) };
+    },
+  }),
+  defineTool({
+    name: 'get_parcel_sales',
+    title: "A parcel's sale history",
+    description:
+      'Recorded sales (deed transfers) of one parcel by its `id`, newest first: date, price in dollars, deed book/page, ' +
+      'instrument number, deed code (WD warranty deed, QCD quit-claim …) and FDOR qualification code (01 = qualified ' +
+      "arm's-length sale). FDOR sale dates have month precision (the 1st of the month).",
+    input: Type.Object({
+      id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Internal parcel id.' }),
+      limit: Limit(),
+      offset: Offset,
+    }),
+    run: async ({ app }, { id, limit, offset }) => {
+      const sales = await listParcelSales(app.sql, id, limit, offset);
+      if (!sales) throw notFound(`No parcel with id ${id}.`);
+      const last = sales.data[0];
+      return {
+        structured: { ...sales },
+        summary: `${sales.pagination.total} recorded sales${last ? `; latest ${last.sale_date} for $${(last.sale_price ?? 0).toLocaleString('en-US')}` : ''}.`,
+      };
+    },
+  }),
+  defineTool({
+    name: 'search_sales',
+    title: 'Search recorded sales',
+    description:
+      'Recorded sales statewide by county slugs, date range (`from`/`to`, YYYY-MM-DD), price bounds in dollars and DOR ' +
+      'use codes; sort date_newest (default), date_oldest, price_desc, price_asc. Counties whose sales are not loaded ' +
+      'return an empty list.',
+    input: SaleSearchQuery,
+    run: async ({ app }, args) => {
+      const result = await searchSales(app.sql, args);
+      return {
+        structured: { ...result },
+        summary: `${result.pagination.total} sales match; showing ${result.data.length}.`,
+      };
+    },
+  }),
+];
+
 const accountTools = [
   defineTool({
     name: 'get_account_usage',
@@ -86,4 +187,4 @@ const accountTools = [
   }),
 ];
 
-export const TOOLS: Tool[] = [...countyTools, ...accountTools];
+export const TOOLS: Tool[] = [...parcelTools, ...countyTools, ...accountTools];

@@ -1,5 +1,5 @@
 // Envelopes, pagination, errors and shared parameter types of Part 2.1 and 8.6, as TypeBox schemas.
-import { Type, type TSchema, type Static } from '@sinclair/typebox';
+import { FormatRegistry, Type, type TSchema, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
 export const Meta = Type.Object({
@@ -98,6 +98,13 @@ export const CodeList = (description: string) =>
 export const Amount = (description: string) => Type.Number({ minimum: 0, maximum: 1e12, finite: true, description });
 /** One of a fixed list of strings; a wrong value gets a 400 that lists the allowed ones. */
 export const StringEnum = <T extends string>(values: readonly T[], description: string) =>
-  Type.Unsafe<T>({ type: 'string', enum: [...values], description });
+  Type.String({ enum: [...values], description });
+
+/** What ajv's `date` format checks for REST, for TypeBox's Value.Check too (MCP tool arguments). */
+FormatRegistry.Set('date', (value) => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const d = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value;
+});
 export const DateParam = (description: string) =>
   Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} (YYYY-MM-DD).` });

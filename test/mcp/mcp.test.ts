@@ -33,7 +33,17 @@ t.test('tools/list names every tool with a description and a JSON Schema input',
   const client = await connect(c.key);
   const { tools } = await client.listTools();
   const names = tools.map((tool) => tool.name);
-  for (const name of ['list_counties', 'get_county', 'get_account_usage']) t.ok(names.includes(name), name);
+  for (const name of [
+    'list_counties',
+    'get_county',
+    'get_account_usage',
+    'search_parcels',
+    'get_parcel',
+    'get_parcel_sales',
+    'search_sales',
+  ]) {
+    t.ok(names.includes(name), name);
+  }
   for (const tool of tools) {
     t.ok(tool.description && tool.description.length > 40, `${tool.name} explains itself`);
     t.equal(tool.inputSchema.type, 'object');
@@ -51,6 +61,52 @@ t.test('a tool returns the same data as REST, as structured content plus a summa
   t.match(result.content[0]?.text, /Miami-Dade/);
   const all = await callTool(client, 'list_counties');
   t.equal((all.structuredContent?.data as unknown[]).length, 67);
+});
+
+t.test('parcel and sale tools return what REST returns for the same inputs', async (t) => {
+  const c = await newClient('developer');
+  const client = await connect(c.key);
+  const rest = (url: string) => app.inject({ url, headers: c.headers }).then((r) => r.json());
+  const search = await callTool(client, 'search_parcels', {
+    query: 'smith john',
+    county: ['miami-dade', 'broward'],
+    limit: 5,
+    facets: 'county',
+  });
+  const restSearch = await rest(
+    '/v1/parcels/search?query=smith%20john&county=miami-dade,broward&limit=5&facets=county',
+  );
+  t.same(search.structuredContent?.data, restSearch.data);
+  t.same(search.structuredContent?.pagination, restSearch.pagination);
+  t.same(search.structuredContent?.facets, restSearch.facets);
+  t.match(search.content[0]?.text, /parcels match/);
+  const byId = await callTool(client, 'get_parcel', { id: 1 });
+  t.same(byId.structuredContent?.data, (await rest('/v1/parcels/1')).data);
+  const byParcelId = await callTool(client, 'get_parcel', { county: 'miami-dade', parcel_id: '01-3132-035-0010' });
+  t.equal((byParcelId.structuredContent?.data as { id: number }).id, 1);
+  const neither = await callTool(client, 'get_parcel', {});
+  t.ok(neither.isError);
+  t.match(neither.content[0]?.text, /'id'/);
+  const sales = await callTool(client, 'get_parcel_sales', { id: 1 });
+  t.same(sales.structuredContent?.data, (await rest('/v1/parcels/1/sales')).data);
+  const saleSearch = await callTool(client, 'search_sales', { county: 'broward', sort: 'price_desc', limit: 3 });
+  t.same(
+    saleSearch.structuredContent?.data,
+    (await rest('/v1/sales/search?county=broward&sort=price_desc&limit=3')).data,
+  );
+  const badLimit = await callTool(client, 'search_parcels', { limit: 900 });
+  t.ok(badLimit.isError);
+  t.match(badLimit.content[0]?.text, /'limit'/);
+  const badBox = await callTool(client, 'search_parcels', { bbox: '1,2' });
+  t.ok(badBox.isError);
+  t.match(badBox.content[0]?.text, /bbox/);
+  const badDate = await callTool(client, 'search_sales', { from: '2025-02-30' });
+  t.ok(badDate.isError);
+  t.match(badDate.content[0]?.text, /'from'/);
+  const badSort = await callTool(client, 'search_sales', { sort: 'random' });
+  t.ok(badSort.isError, 'an unknown sort is refused');
+  const unknownCounty = await callTool(client, 'search_parcels', { county: 'atlantis' });
+  t.match(unknownCounty.content[0]?.text, /unknown county 'atlantis'/);
 });
 
 t.test('bad arguments are a tool error naming the argument, never an internal error', async (t) => {
