@@ -13,6 +13,14 @@ import { listParcelSales, searchSales } from '../queries/sales.ts';
 import { ParcelSearchQuery, ByParcelIdQuery } from '../schemas/parcels.ts';
 import { SaleSearchQuery } from '../schemas/sales.ts';
 import { Limit, Offset } from '../schemas/common.ts';
+import {
+  countTaxDelinquencies,
+  getTaxDelinquenciesByParcel,
+  getTaxDelinquencyFreshness,
+  listTaxDelinquencySources,
+  searchTaxDelinquencies,
+} from '../queries/tax-delinquencies.ts';
+import { ByParcelQuery, CountsQuery, SearchQuery, SourcesQuery } from '../schemas/tax-delinquencies.ts';
 
 export interface ToolContext {
   app: FastifyInstance;
@@ -166,6 +174,112 @@ const parcelTools = [
   }),
 ];
 
+const money = (n: number | null) => (n === null ? 'unknown' : `$${n.toLocaleString('en-US')}`);
+const CERTIFICATES =
+  'A delinquency is real-property tax for year N still unpaid on April 1 of N+1; at the county certificate sale ' +
+  '(by June 1) investors buy a tax certificate: a lien on the parcel that earns interest at the winning bid rate ' +
+  '(bid down from 18%), NOT ownership. A certificate nobody bids on is struck to the county at 18%. Statuses: ' +
+  'delinquent (unpaid, no certificate yet), open, certificate_sold, struck (county held), redeemed (paid off), ' +
+  'unknown (no status in the feed). Amounts are dollars: delinquent_amount (the unpaid tax), total_due (with ' +
+  'interest and costs), face_amount (the certificate principal).';
+
+const delinquencyTools = [
+  defineTool({
+    name: 'search_tax_delinquencies',
+    title: 'Search delinquent taxes and tax certificates',
+    description:
+      `Delinquent-tax and tax-certificate records in Florida counties that have a feed (see ` +
+      `list_tax_delinquency_sources). ${CERTIFICATES} Filter by county slugs, tax_year, status, total_due bounds ` +
+      '(min_due / max_due), owner (contains, case-insensitive), parcel_id (punctuation-insensitive), vendor, ' +
+      'certificate_number; sort due_desc (default), due_asc, year_newest. A county without a feed returns an empty ' +
+      'list, which does not mean its parcels are current: check the sources.',
+    input: SearchQuery,
+    run: async ({ app }, args) => {
+      const result = await searchTaxDelinquencies(app.sql, args);
+      const first = result.data[0];
+      return {
+        structured: { ...result },
+        summary:
+          `${result.pagination.total} records match; showing ${result.data.length}` +
+          (first
+            ? `, first: ${first.county_parcel_id} (${first.county_slug}) ${first.tax_year ?? ''} ${first.status ?? 'unknown'}, total due ${money(first.total_due)}.`
+            : '.'),
+      };
+    },
+  }),
+  defineTool({
+    name: 'get_parcel_tax_delinquencies',
+    title: "A parcel's delinquencies and certificates",
+    description:
+      "Every delinquency and tax-certificate record of one parcel, newest tax year first. Give the county's parcel " +
+      'id (folio / PIN; punctuation does not matter) and, recommended, its county slug. Use it to check a parcel ' +
+      `before lending or buying: an empty list means no record in a loaded feed. ${CERTIFICATES}`,
+    input: ByParcelQuery,
+    run: async ({ app }, args) => {
+      const result = await getTaxDelinquenciesByParcel(app.sql, args);
+      const open = result.data.filter((d) => d.status !== 'redeemed').length;
+      return {
+        structured: { ...result },
+        summary:
+          result.pagination.total === 0
+            ? `No delinquency records for ${args.parcel_id}${args.county ? ` in ${args.county}` : ''}.`
+            : `${result.pagination.total} records for ${args.parcel_id}; ${open} of those shown are not redeemed.`,
+      };
+    },
+  }),
+  defineTool({
+    name: 'count_tax_delinquencies',
+    title: 'Delinquency records per status',
+    description:
+      'How many delinquency / certificate records there are per status, most frequent first, statewide or for one ' +
+      'county slug and/or tax year. Cheap way to size a county before searching it. A county without a feed has no ' +
+      'counts.',
+    input: CountsQuery,
+    run: async ({ app }, args) => {
+      const data = await countTaxDelinquencies(app.sql, args);
+      const { counts } = data;
+      const total = counts.reduce((n, c) => n + c.count, 0);
+      return {
+        structured: { data },
+        summary: `${total} records${args.county ? ` in ${args.county}` : ' statewide'}${args.tax_year ? ` for ${args.tax_year}` : ''}: ${counts.map((c) => `${c.status} ${c.count}`).join(', ') || 'none'}.`,
+      };
+    },
+  }),
+  defineTool({
+    name: 'list_tax_delinquency_sources',
+    title: 'Delinquency feeds: which counties and years are covered',
+    description:
+      'The delinquency / certificate feeds we load, one per county and tax year: vendor (certificate-sale portal such ' +
+      'as LienHub or RealTaxLien), portal address, source_kind (cert_sale_portal, bulk_download), whether it needs a ' +
+      'login, when it was last checked and last succeeded, the last error, and whether it is active. Counties without ' +
+      'a row have no feed. Filter by county slug, vendor (contains), source_kind, active.',
+    input: SourcesQuery,
+    run: async ({ app }, args) => {
+      const result = await listTaxDelinquencySources(app.sql, args);
+      const counties = new Set(result.data.map((s) => s.countySlug)).size;
+      return {
+        structured: { ...result },
+        summary: `${result.pagination.total} feed sources; the ${result.data.length} shown cover ${counties} counties.`,
+      };
+    },
+  }),
+  defineTool({
+    name: 'get_tax_delinquency_freshness',
+    title: 'How current the delinquency data is',
+    description:
+      'Total delinquency records, the newest tax year loaded, when records were last ingested and when a feed last ' +
+      'succeeded (ISO 8601 UTC).',
+    input: Type.Object({}),
+    run: async ({ app }) => {
+      const data = await getTaxDelinquencyFreshness(app.sql);
+      return {
+        structured: { data },
+        summary: `${data.total} records, newest tax year ${data.latest_tax_year ?? 'none'}, last ingested ${data.last_ingested_at ?? 'never'}.`,
+      };
+    },
+  }),
+];
+
 const accountTools = [
   defineTool({
     name: 'get_account_usage',
@@ -187,4 +301,4 @@ const accountTools = [
   }),
 ];
 
-export const TOOLS: Tool[] = [...parcelTools, ...countyTools, ...accountTools];
+export const TOOLS: Tool[] = [...parcelTools, ...delinquencyTools, ...countyTools, ...accountTools];

@@ -6,17 +6,17 @@
 //   pend:S  hash  spent but not yet flushed to Postgres, by ledger field: m:<period>, o:<period>, c, p:<id>,
 //                 t:<period> (test pool), n:<period> (charged requests)
 // Per client: win:<client>, a sorted set of admitted request ids by time (the sliding 60 s window).
-// Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, and its time in the sorted
-// set `resz`, so that reservations orphaned by a crashed process are refunded by the reaper.
+// Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, with a one-hour TTL; the reaper
+// refunds reservations older than five minutes (their process died before settling), found by their remaining TTL.
 // Stream `usage`: charged requests waiting to be flushed to Postgres (consumer group `flush`), one field `e`:
 // "<request id>|<client>|<key>|<mode>|<surface>|<period>|<used at, ms>|<pend field>".
 
 /**
- * KEYS: st, pend, win, res, resz. ARGV: now_ms, rpm, ver, period, request_id, grant field ('m' live, 't' test),
+ * KEYS: st, pend, win, res. ARGV: now_ms, rpm, ver, period, request_id, grant field ('m' live, 't' test),
  * free ('1': a free route, only the rate limit applies and nothing is reserved).
  */
 export const ADMIT = `
-local st, pend, win, res, resz = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local st, pend, win, res = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now, rpm = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ver, period, rid, grant = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 redis.call('ZREMRANGEBYSCORE', win, '-inf', now - 60000)
@@ -55,7 +55,6 @@ redis.call('HINCRBY', pend, field, 1)
 redis.call('ZADD', win, now, rid)
 redis.call('PEXPIRE', win, 61000)
 redis.call('SET', res, field .. '|' .. st .. '|' .. pend, 'PX', 3600000)
-redis.call('ZADD', resz, now, rid)
 if count == 0 then reset_ms = 60000 end
 return {1, field, count + 1, reset_ms}
 `;
@@ -89,7 +88,6 @@ for i = 3, #ARGV, 3 do
   local value = redis.call('GET', res)
   if value then
     redis.call('DEL', res)
-    redis.call('ZREM', prefix .. 'resz', rid)
     if charge == '1' then
       local field, pend = string.match(value, '^([^|]*)|[^|]*|(.*)$')
       local evperiod = string.match(event, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
@@ -104,19 +102,21 @@ end
 return done
 `;
 
-/** ARGV: prefix, now_ms, current period. Refunds reservations older than 5 minutes: their process died. */
+/**
+ * ARGV: current period, then full reservation key names (found by SCAN). Refunds those older than 5 minutes, i.e.
+ * with less than 55 of their 60 minutes to live: their process died before settling.
+ */
 export const REAP = `${REFUND}
-local prefix, now, period = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local old = redis.call('ZRANGEBYSCORE', prefix .. 'resz', '-inf', now - 300000, 'LIMIT', 0, 1000)
-for _, rid in ipairs(old) do
-  local value = redis.call('GET', prefix .. 'res:' .. rid)
-  if value then
-    redis.call('DEL', prefix .. 'res:' .. rid)
-    refund(value, period)
+local period, reaped = ARGV[1], 0
+for i = 2, #ARGV do
+  local ttl = redis.call('PTTL', ARGV[i])
+  if ttl >= 0 and ttl < 3300000 then
+    local value = redis.call('GET', ARGV[i])
+    redis.call('DEL', ARGV[i])
+    if value then refund(value, period); reaped = reaped + 1 end
   end
-  redis.call('ZREM', prefix .. 'resz', rid)
 end
-return #old
+return reaped
 `;
 
 /**
@@ -142,14 +142,14 @@ redis.call('HSET', st, 'ver', ARGV[1], 'period', period,
 return 1
 `;
 
-/** KEYS: stream. ARGV: group, then (message id, full pend key, field, period) quads. Acks a flushed batch. */
+/** KEYS: stream. ARGV: group, then (message id, full pend key, field, period) quads. Acks a flushed batch (the
+ * flusher trims acknowledged entries from the stream once per batch). */
 export const ACK = `
 local stream, group = KEYS[1], ARGV[1]
 for i = 2, #ARGV, 4 do
   if redis.call('XACK', stream, group, ARGV[i]) == 1 then
     redis.call('HINCRBY', ARGV[i + 1], ARGV[i + 2], -1)
     redis.call('HINCRBY', ARGV[i + 1], 'n:' .. ARGV[i + 3], -1)
-    redis.call('XDEL', stream, ARGV[i])
   end
 end
 return 1

@@ -62,7 +62,7 @@ interface Balance {
 
 export default fp<{ keyPrefix: string }>(async (app, opts) => {
   const redis = app.redis;
-  redis.defineCommand('meterAdmit', { numberOfKeys: 5, lua: ADMIT });
+  redis.defineCommand('meterAdmit', { numberOfKeys: 4, lua: ADMIT });
   redis.defineCommand('meterSettle', { numberOfKeys: 0, lua: SETTLE });
   redis.defineCommand('meterReap', { numberOfKeys: 0, lua: REAP });
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
@@ -112,7 +112,6 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         pend,
         `win:${a.clientId}`,
         `res:${request.id}`,
-        'resz',
         now,
         a.rpm,
         version,
@@ -317,10 +316,30 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
             : 'credits';
 
   let flushing: Promise<number> | null = null;
+  /** Drops acknowledged entries: everything older than the oldest entry any consumer still has pending. */
+  async function trimStream() {
+    const [count, oldestPending] = (await redis.xpending(STREAM, GROUP)) as [number, string | null];
+    let minId = count > 0 ? oldestPending : null;
+    if (minId === null) {
+      const groups = (await redis.xinfo('GROUPS', STREAM)) as (string | number)[][];
+      const group = groups.find((g) => g[1] === GROUP);
+      const at = group ? group.indexOf('last-delivered-id') : -1;
+      minId = at >= 0 ? String(group![at + 1]) : null;
+    }
+    if (minId && minId !== '0-0') await redis.xtrim(STREAM, 'MINID', minId);
+  }
+
   let lastReap = 0;
-  const reapOrphans = () => {
+  const reapOrphans = async () => {
     lastReap = Date.now();
-    return r.meterReap(opts.keyPrefix, Date.now(), periodOf(Date.now()));
+    let reaped = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${opts.keyPrefix}res:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) reaped += await r.meterReap(periodOf(Date.now()), ...keys);
+    } while (cursor !== '0');
+    return reaped;
   };
   app.decorate('reapOrphans', reapOrphans);
   async function flushOnce(): Promise<number> {
@@ -355,7 +374,10 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       const fresh = (await redis.xreadgroup('GROUP', GROUP, consumer, 'COUNT', 2000, 'STREAMS', STREAM, '>')) as
         [string, [string, string[]][]][] | null;
       const messages = [...(claimed[1] ?? []), ...(fresh?.[0]?.[1] ?? [])].filter((m) => Array.isArray(m[1]));
-      if (messages.length === 0) return written;
+      if (messages.length === 0) {
+        await trimStream();
+        return written;
+      }
       const events = messages.map(([, kv]) => {
         const [request_id, client_id, key_id, mode, surface, period, usedAt, field] = (kv[1] ?? '').split(
           '|',

@@ -4,6 +4,7 @@ import account from './account.ts';
 import counties from './counties.ts';
 import parcels from './parcels.ts';
 import sales from './sales.ts';
+import taxDelinquencies from './tax-delinquencies.ts';
 
 /** `guard: 'none'` (or 'auth') serves the routes without auth and metering: only the overhead benchmark does that. */
 export interface ApiRoutesOptions {
@@ -18,5 +19,6 @@ const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts) => {
   await app.register(counties);
   await app.register(parcels);
   await app.register(sales);
+  await app.register(taxDelinquencies);
 };
 export default apiRoutes;

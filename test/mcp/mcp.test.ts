@@ -41,6 +41,11 @@ t.test('tools/list names every tool with a description and a JSON Schema input',
     'get_parcel',
     'get_parcel_sales',
     'search_sales',
+    'search_tax_delinquencies',
+    'get_parcel_tax_delinquencies',
+    'count_tax_delinquencies',
+    'list_tax_delinquency_sources',
+    'get_tax_delinquency_freshness',
   ]) {
     t.ok(names.includes(name), name);
   }
@@ -61,6 +66,48 @@ t.test('a tool returns the same data as REST, as structured content plus a summa
   t.match(result.content[0]?.text, /Miami-Dade/);
   const all = await callTool(client, 'list_counties');
   t.equal((all.structuredContent?.data as unknown[]).length, 67);
+});
+
+t.test('delinquency tools return what REST returns for the same inputs', async (t) => {
+  const c = await newClient('developer');
+  const client = await connect(c.key);
+  const rest = (url: string) => app.inject({ url, headers: c.headers }).then((r) => r.json());
+  const D = '/v1/tax-delinquencies';
+  const search = await callTool(client, 'search_tax_delinquencies', {
+    county: 'miami-dade,broward',
+    status: 'certificate_sold',
+    sort: 'due_asc',
+    limit: 4,
+  });
+  const restSearch = await rest(`${D}/search?county=miami-dade,broward&status=certificate_sold&sort=due_asc&limit=4`);
+  t.same(search.structuredContent?.data, restSearch.data);
+  t.same(search.structuredContent?.pagination, restSearch.pagination);
+  t.match(search.content[0]?.text, /records match/);
+  const byParcel = await callTool(client, 'get_parcel_tax_delinquencies', {
+    parcel_id: '01-3132-035-0010',
+    county: 'miami-dade',
+  });
+  const restByParcel = await rest(`${D}/by-parcel?parcel_id=01-3132-035-0010&county=miami-dade`);
+  t.same(byParcel.structuredContent?.data, restByParcel.data);
+  t.equal((byParcel.structuredContent?.data as unknown[]).length, 3, 'parcel 1 has three records');
+  const current = await callTool(client, 'get_parcel_tax_delinquencies', { parcel_id: 'X-1', county: 'orange' });
+  t.notOk(current.isError, 'a county without a feed is not an error');
+  t.match(current.content[0]?.text, /No delinquency records/);
+  const counts = await callTool(client, 'count_tax_delinquencies', { county: 'Palm-Beach', tax_year: 2022 });
+  t.same(counts.structuredContent?.data, (await rest(`${D}/counts?county=Palm-Beach&tax_year=2022`)).data);
+  const sources = await callTool(client, 'list_tax_delinquency_sources', { active: false });
+  t.same(sources.structuredContent?.data, (await rest(`${D}/sources?active=false`)).data);
+  const fresh = await callTool(client, 'get_tax_delinquency_freshness');
+  t.same(fresh.structuredContent?.data, (await rest(`${D}/freshness`)).data);
+  const missing = await callTool(client, 'get_parcel_tax_delinquencies', { county: 'miami-dade' });
+  t.ok(missing.isError);
+  t.match(missing.content[0]?.text, /parcel_id/, 'a missing argument is named');
+  const badSort = await callTool(client, 'search_tax_delinquencies', { sort: 'cheapest' });
+  t.ok(badSort.isError);
+  t.match(badSort.content[0]?.text, /sort.*due_desc/);
+  const badCounty = await callTool(client, 'count_tax_delinquencies', { county: 'atlantis' });
+  t.ok(badCounty.isError);
+  t.match(badCounty.content[0]?.text, /unknown county 'atlantis'/);
 });
 
 t.test('parcel and sale tools return what REST returns for the same inputs', async (t) => {

@@ -299,7 +299,6 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
     `pend:${c.client.id}`,
     `win:${c.client.id}`,
     'res:req_crashed',
-    'resz',
     sixMinutesAgo,
     30,
     c.client.id ? (await app.redis.hget(`st:${c.client.id}`, 'ver'))! : '',
@@ -309,14 +308,23 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
     '0',
   );
   t.same([ok, field], [1, 'c'], 'the last credit is reserved');
+  await app.redis.pexpire('res:req_crashed', 3_600_000 - 360_000); // its hour-long TTL has run for six minutes
+
   t.equal((await call(c.headers)).statusCode, 402, 'nothing left while it is reserved');
-  t.equal(await app.reapOrphans(), 1);
+  t.equal(await app.reapOrphans(), 1, 'the six-minute-old reservation is reaped');
   t.equal((await call(c.headers)).statusCode, 200, 'refunded');
   await app.flushUsage();
   const { n } = only(
     await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
   );
   t.equal(n, 2, 'the orphan was never charged');
+  const fresh = await newClient('developer');
+  await call(fresh.headers);
+  const settling = app.flushUsage();
+  await settling;
+  t.equal(await app.reapOrphans(), 0, 'settled requests leave nothing to reap');
+  await app.flushUsage();
+  t.ok((await app.redis.xlen('usage')) <= 1, 'acknowledged usage is trimmed from the stream');
 });
 
 t.test('Redis that does not answer: requests are allowed within about a second, counted, and reconciled', async (t) => {
