@@ -1,0 +1,91 @@
+// Two real API processes (`src/main.ts`, each with its own key cache and pools) on one database and one Redis:
+// a revoked key and a suspended client are refused by both on the very next request, with no caching window.
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { createTestDatabase } from '../helpers/db.ts';
+import { TEST_KEY_SECRET, clientWithKey } from '../helpers/accounts.ts';
+import { localRedisUrl } from '../../src/db-url.ts';
+import { createRedis } from '../../src/plugins/redis.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const db = await createTestDatabase();
+t.teardown(() => db.drop());
+const prefix = `test:${randomBytes(6).toString('hex')}:`;
+const redis = createRedis(process.env.REDIS_URL || localRedisUrl(), prefix);
+t.teardown(() => redis.quit());
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+/** Starts `src/main.ts` as its own OS process and resolves with its base URL once it listens. */
+async function startProcess(): Promise<string> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      PORT: String(port),
+      API_DATABASE_URL: db.apiUrl,
+      REDIS_KEY_PREFIX: prefix,
+      API_KEY_SECRET: TEST_KEY_SECRET,
+      DATABASE_POOL_SIZE: '2',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`process did not listen: ${output}`)), 30_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Server listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`process exited ${code}: ${output}`)));
+  });
+  return `http://127.0.0.1:${port}`;
+}
+
+const [first, second] = await Promise.all([startProcess(), startProcess()]);
+const status = async (base: string, key: string) =>
+  (await fetch(`${base}/v1/counties/miami-dade`, { headers: { authorization: `Bearer ${key}` } })).status;
+
+t.test('a revoked key is refused by both processes on the very next request', async (t) => {
+  const c = await clientWithKey(db.sql, 'growth', { redis });
+  // Warm both processes' key caches first, so a stale cache entry would show.
+  t.equal(await status(first, c.key), 200);
+  t.equal(await status(second, c.key), 200);
+  t.equal(await status(second, c.key), 200);
+  await c.svc.revokeKey(c.keyId);
+  t.equal(await status(first, c.key), 401, 'first process');
+  t.equal(await status(second, c.key), 401, 'second process');
+});
+
+t.test('a suspended client is refused by both processes, and served again once activated', async (t) => {
+  const c = await clientWithKey(db.sql, 'pro', { redis });
+  t.equal(await status(first, c.key), 200);
+  t.equal(await status(second, c.key), 200);
+  await c.svc.setStatus(c.client.id, 'suspended');
+  t.equal(await status(second, c.key), 401, 'second process');
+  t.equal(await status(first, c.key), 401, 'first process');
+  await c.svc.setStatus(c.client.id, 'active');
+  t.equal(await status(first, c.key), 200);
+  t.equal(await status(second, c.key), 200);
+});
