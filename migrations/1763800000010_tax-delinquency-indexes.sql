@@ -24,6 +24,10 @@ CREATE FUNCTION core.tax_delinquency_status_counts_maintain() RETURNS trigger
   LANGUAGE plpgsql
 AS $$
 BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    DELETE FROM core.tax_delinquency_status_counts;
+    RETURN NULL;
+  END IF;
   -- One aggregate per statement over the transition tables: a bulk merge costs one small upsert per group.
   IF TG_OP IN ('INSERT', 'UPDATE') THEN
     INSERT INTO core.tax_delinquency_status_counts AS s (county_id, tax_year, status, records)
@@ -58,11 +62,14 @@ CREATE TRIGGER tax_delinquency_status_counts_upd AFTER UPDATE ON core.tax_delinq
   FOR EACH STATEMENT EXECUTE FUNCTION core.tax_delinquency_status_counts_maintain();
 CREATE TRIGGER tax_delinquency_status_counts_del AFTER DELETE ON core.tax_delinquencies
   REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION core.tax_delinquency_status_counts_maintain();
+CREATE TRIGGER tax_delinquency_status_counts_truncate AFTER TRUNCATE ON core.tax_delinquencies
+  FOR EACH STATEMENT EXECUTE FUNCTION core.tax_delinquency_status_counts_maintain();
 
 INSERT INTO core.tax_delinquency_status_counts (county_id, tax_year, status, records)
 SELECT county_id, tax_year, coalesce(status, 'unknown'), count(*) FROM core.tax_delinquencies GROUP BY 1, 2, 3;
 
 -- Down Migration
+DROP TRIGGER tax_delinquency_status_counts_truncate ON core.tax_delinquencies;
 DROP TRIGGER tax_delinquency_status_counts_del ON core.tax_delinquencies;
 DROP TRIGGER tax_delinquency_status_counts_upd ON core.tax_delinquencies;
 DROP TRIGGER tax_delinquency_status_counts_ins ON core.tax_delinquencies;

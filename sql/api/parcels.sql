@@ -81,22 +81,86 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION api.county_ids(text[]) IS 'County ids for slugs (case-insensitive); an unknown slug raises 22023 naming it.';
 
-CREATE FUNCTION api.parcel_where(f api.parcel_filter) RETURNS text
+-- One query word and the vocabulary terms it matches, each with a match quality in (0, 1]: 1 for the word itself,
+-- 1 - edits / length for a typo, the covered share for a prefix completion.
+CREATE TYPE api.query_word AS (word text, terms text[], qualities float8[]);
+COMMENT ON TYPE api.query_word IS 'A parcel-search query word and the vocabulary terms (with match qualities) it stands for.';
+
+CREATE FUNCTION api.parcel_query_words(p_query text) RETURNS api.query_word[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+  SET pg_trgm.similarity_threshold = 0.2
+AS $$
+DECLARE
+  v_words text[] := ARRAY(
+    SELECT w FROM unnest(string_to_array(core.normalize_text(p_query), ' ')) WITH ORDINALITY AS u(w, i)
+     WHERE w <> '' GROUP BY w ORDER BY min(i) LIMIT 12);
+  v_word text;
+  v_df integer;
+  v_word_out api.query_word;
+  v_out api.query_word[] := '{}';
+BEGIN
+  FOREACH v_word IN ARRAY v_words LOOP
+    SELECT t.parcels INTO v_df FROM core.parcel_terms t WHERE t.term = v_word;
+    SELECT v_word, coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
+           coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}')
+      INTO v_word_out
+      FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q FROM (
+              SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = v_word
+              UNION ALL
+              -- typos: only for words that are rare or unknown (a common word is meant as written), never numbers
+              (SELECT t.term, t.parcels, 1 - levenshtein(v_word, t.term)::float8 / greatest(length(v_word), length(t.term))
+                 FROM core.parcel_terms t
+                WHERE coalesce(v_df, 0) < 1000 AND length(v_word) >= 3 AND v_word !~ '^[0-9]+$'
+                  AND t.term % v_word AND t.term <> v_word
+                  AND levenshtein(v_word, t.term) <= CASE WHEN length(v_word) <= 5 THEN 1 ELSE 2 END
+                ORDER BY levenshtein(v_word, t.term), t.parcels DESC, t.term LIMIT 5)
+              UNION ALL
+              -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
+              (SELECT t.term, t.parcels, length(v_word)::float8 / length(t.term)
+                 FROM core.parcel_terms t
+                WHERE v_word = v_words[cardinality(v_words)] AND coalesce(v_df, 0) < 1000 AND length(v_word) >= 3
+                  AND v_word !~ '^[0-9]+$'
+                  AND t.term LIKE v_word || '%' AND t.term <> v_word
+                ORDER BY t.parcels DESC, t.term LIMIT 5)) x
+            ORDER BY x.term, x.q DESC) m;
+    -- a word that matches nothing in the vocabulary cannot narrow the search: it is left out
+    IF cardinality(v_word_out.terms) > 0 THEN v_out := v_out || v_word_out; END IF;
+  END LOOP;
+  RETURN v_out;
+END $$;
+COMMENT ON FUNCTION api.parcel_query_words(text) IS
+  'How parcel search reads a query: its distinct normalized words (at most 12), each with the vocabulary terms it '
+  'matches (core.parcel_terms): the word itself; for a word held by fewer than 1,000 parcels (or none): up to 5 terms '
+  'within 1 edit (2 for words of 6+ letters) and, for the last word, up to 5 completions; numbers only as written. Words '
+  'matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
+
+-- The relevance score of a parcel for query words: the mean over words of the best quality among the word's terms
+-- the parcel holds (1 when it holds every word exactly).
+CREATE FUNCTION api.parcel_query_score_sql(p_words api.query_word[]) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN '((' || (SELECT string_agg(format(
+    'coalesce((SELECT max(x.q) FROM unnest(%L::text[], %L::float8[]) AS x(t, q) WHERE x.t = ANY (p.search_terms)), 0)',
+    w.terms, w.qualities), ' + ') FROM unnest(p_words) AS w) || ') / ' || cardinality(p_words) || ')';
+COMMENT ON FUNCTION api.parcel_query_score_sql(api.query_word[]) IS
+  'Helper of search_parcels: the SQL expression (over core.parcels p) of a parcel''s relevance score for query words.';
+
+CREATE FUNCTION api.parcel_where(f api.parcel_filter, p_words api.query_word[]) RETURNS text
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
   w text[] := ARRAY['true'];
-  q text;
   pt text;
 BEGIN
   IF f.county IS NOT NULL THEN
     w := w || format('p.county_id = ANY (%L::smallint[])', api.county_ids(f.county));
   END IF;
   IF f.query IS NOT NULL THEN
-    q := core.normalize_text(f.query);
-    IF q = '' THEN PERFORM core.bad_input('query: must contain a letter or a digit'); END IF;
-    -- word similarity: the query against the best-matching run of words in the name or address (GIN trigram)
-    w := w || format('(%1$L <%% p.owner_search OR %1$L <%% p.address_search)', q);
+    -- every query word must match: one GIN condition per word, over the word's vocabulary terms
+    IF cardinality(p_words) = 0 THEN
+      w := w || 'false'::text;
+    ELSE
+      w := w || ARRAY(SELECT format('p.search_terms && %L::text[]', qw.terms) FROM unnest(p_words) AS qw);
+    END IF;
   END IF;
   IF f.use_code IS NOT NULL THEN
     w := w || format('p.property_use_code = ANY (%L::text[])', (SELECT array_agg(upper(u)) FROM unnest(f.use_code) u));
@@ -130,8 +194,8 @@ BEGIN
   END IF;
   RETURN array_to_string(w, ' AND ');
 END $$;
-COMMENT ON FUNCTION api.parcel_where(api.parcel_filter) IS
-  'The WHERE clause (over core.parcels p) for a parcel filter: only the predicates the filter uses, values quoted. Used by search_parcels, count_parcels and facet_parcels.';
+COMMENT ON FUNCTION api.parcel_where(api.parcel_filter, api.query_word[]) IS
+  'The WHERE clause (over core.parcels p) for a parcel filter and its query words (api.parcel_query_words): only the predicates the filter uses, values quoted. Used by search_parcels, count_parcels and facet_parcels.';
 
 -- ParcelHit rows for ids, in the order given.
 CREATE FUNCTION api.parcel_rows(p_ids bigint[], p_with_geometry boolean) RETURNS SETOF api.parcel_hit
@@ -180,6 +244,7 @@ BEGIN
   IF p_assessed_min > p_assessed_max THEN PERFORM core.bad_input('assessed_min: must not be greater than assessed_max'); END IF;
   IF p_sale_after > p_sale_before THEN PERFORM core.bad_input('sale_after: must not be later than sale_before'); END IF;
   IF p_sale_price_min > p_sale_price_max THEN PERFORM core.bad_input('sale_price_min: must not be greater than sale_price_max'); END IF;
+  IF p_query IS NOT NULL AND core.normalize_text(p_query) = '' THEN PERFORM core.bad_input('query: must contain a letter or a digit'); END IF;
   RETURN ROW(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min, p_just_value_max,
              p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min, p_sale_price_max,
              p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat)::api.parcel_filter;
@@ -204,20 +269,20 @@ DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
     p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
+  v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END;
+  v_where text;
   v_q text := core.normalize_text(p_query);
   v_sort text := coalesce(p_sort, CASE WHEN p_query IS NOT NULL THEN 'relevance' WHEN p_near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
   v_order text;
   v_ids bigint[];
+  v_exact text;
+  v_first bigint[];
+  v_matches integer;
 BEGIN
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
   v_order := CASE v_sort
-    -- exact matches first, then every query word present as a whole word, then trigram word similarity
-    WHEN 'relevance' THEN format(
-      'coalesce(p.owner_search = %1$L, false) OR coalesce(p.address_search = %1$L, false) DESC, '
-      'coalesce(string_to_array(p.owner_search, '' '') @> string_to_array(%1$L, '' ''), false) '
-      '  OR coalesce(string_to_array(p.address_search, '' '') @> string_to_array(%1$L, '' ''), false) DESC, '
-      'greatest(word_similarity(%1$L, coalesce(p.owner_search, '''')), word_similarity(%1$L, coalesce(p.address_search, ''''))) DESC, p.id', v_q)
+    WHEN 'relevance' THEN 'p.id'
     WHEN 'distance' THEN format('ST_Distance(p.geom::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography), p.id', p_near_lng, p_near_lat)
     WHEN 'id' THEN 'p.id'
     WHEN 'just_value_asc' THEN 'p.just_value ASC NULLS LAST, p.id'
@@ -236,13 +301,43 @@ BEGIN
   IF v_order IS NULL THEN PERFORM core.bad_input(format('sort: unknown sort ''%s''', v_sort)); END IF;
   IF v_sort = 'relevance' AND p_query IS NULL THEN PERFORM core.bad_input('sort: relevance needs query'); END IF;
   IF v_sort = 'distance' AND p_near_lat IS NULL THEN PERFORM core.bad_input('sort: distance needs near and radius_m'); END IF;
+  v_where := api.parcel_where(v_filter, v_words);
+
+  IF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
+    -- Up to 5,000 matches are ranked in full: score (every word held exactly = 1), then an exact owner or address,
+    -- then trigram similarity of the whole text, then id. More matches than that (a common name or street) are
+    -- paged without scoring them all: parcels holding every word exactly first, then the rest, each by id.
+    EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM core.parcels p WHERE %s LIMIT 5001) m', v_where) INTO v_matches;
+    IF v_matches <= 5000 THEN
+      v_order := format(
+        '%1$s DESC, (coalesce(p.owner_search = %2$L, false) OR coalesce(p.address_search = %2$L, false)) DESC, '
+        'greatest(similarity(%2$L, coalesce(p.owner_search, '''')), similarity(%2$L, coalesce(p.address_search, ''''))) DESC, p.id',
+        api.parcel_query_score_sql(v_words), v_q);
+    ELSE
+      v_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
+      EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s AND %s ORDER BY p.id LIMIT %s) f',
+                     v_where, v_exact, p_offset + p_limit) INTO v_first;
+      v_first := coalesce(v_first, '{}');
+      IF cardinality(v_first) = p_offset + p_limit THEN
+        v_ids := v_first[p_offset + 1 : p_offset + p_limit];
+      ELSE
+        -- the exact tier ends on this page (or before it): the rest follows, by id
+        EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s AND NOT (%s) ORDER BY p.id LIMIT %s OFFSET %s) r',
+                       v_where, v_exact, p_limit - greatest(cardinality(v_first) - p_offset, 0),
+                       greatest(p_offset - cardinality(v_first), 0)) INTO v_ids;
+        v_ids := coalesce(v_first[p_offset + 1 :], '{}') || coalesce(v_ids, '{}');
+      END IF;
+      RETURN QUERY SELECT * FROM api.parcel_rows(v_ids, false);
+      RETURN;
+    END IF;
+  END IF;
   EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s LIMIT %s OFFSET %s) page',
-                 api.parcel_where(v_filter), v_order, p_limit, p_offset)
+                 v_where, v_order, p_limit, p_offset)
      INTO v_ids;
   RETURN QUERY SELECT * FROM api.parcel_rows(coalesce(v_ids, '{}'), false);
 END $$;
 COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer) IS
-  'GET /v1/parcels/search. Fuzzy owner/address search (p_query, pg_trgm word similarity; exact and whole-word matches first), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc; ties broken by id. geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
+  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; up to 5,000 matches are ranked by score, exact text, similarity and id; larger result sets list parcels holding every word exactly first, each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc; ties broken by id. geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
 
 CREATE FUNCTION api.count_parcels(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
@@ -257,13 +352,21 @@ CREATE FUNCTION api.count_parcels(
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
+  v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+    p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
+    p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
+  v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END;
   v_count integer;
 BEGIN
-  EXECUTE format('SELECT count(*) FROM core.parcels p WHERE %s',
-    api.parcel_where(api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
-      p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
-      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat)))
-    INTO v_count;
+  -- One word that stands only for itself and no other filter: the vocabulary holds the exact count.
+  IF cardinality(v_words) = 1 AND cardinality(v_words[1].terms) = 1
+     AND num_nonnulls(p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min, p_just_value_max,
+                      p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min, p_sale_price_max,
+                      p_near_lat, p_bbox, p_point_lng) = 0 THEN
+    SELECT t.parcels INTO v_count FROM core.parcel_terms t WHERE t.term = v_words[1].terms[1];
+    RETURN coalesce(v_count, 0);
+  END IF;
+  EXECUTE format('SELECT count(*) FROM core.parcels p WHERE %s', api.parcel_where(v_filter, v_words)) INTO v_count;
   RETURN v_count;
 END $$;
 COMMENT ON FUNCTION api.count_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
@@ -285,7 +388,8 @@ AS $$
 DECLARE
   v_where text := api.parcel_where(api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
       p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
-      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat));
+      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END);
   v_facet text;
   v_expr text;
   v_counts jsonb;

@@ -185,8 +185,14 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
       return (await tx.unsafe(`EXPLAIN ${q}`)).map((r) => (r as Record<string, string>)['QUERY PLAN']).join('\n');
     });
   t.match(
-    await plan(`SELECT id FROM core.parcels p WHERE ('SMITH' <% p.owner_search OR 'SMITH' <% p.address_search)`),
-    /parcels_owner_trgm_idx/,
+    await plan(`SELECT id FROM core.parcels p WHERE p.search_terms && '{SMITH,SMYTH}' AND p.search_terms && '{JOHN}'`),
+    /parcels_search_terms_idx/,
+    'query words: the GIN index over search terms',
+  );
+  t.match(
+    await plan(`SELECT term FROM core.parcel_terms WHERE term % 'SMYTH'`),
+    /parcel_terms_trgm_idx/,
+    'typo expansion: the trigram index over the vocabulary',
   );
   t.match(
     await plan(`SELECT id FROM core.parcels p WHERE p.county_id = 13 AND p.parcel_key = '0131320350010'`),
@@ -226,4 +232,52 @@ t.test('the API and the SQL function return the same rows for the same inputs', 
     sales.data,
     (await sql`SELECT * FROM api.list_parcel_sales(1)`).map((r) => ({ ...r })),
   );
+});
+
+t.test('query words: exact, typos for rare words, completions of the last word, unknown words left out', async (t) => {
+  const words = async (q: string) =>
+    (await sql<{ word: string; terms: string[] }[]>`SELECT word, terms FROM unnest(api.parcel_query_words(${q}))`).map(
+      (w) => [w.word, w.terms],
+    );
+  const [smyth, jon] = await words('smyth jon');
+  t.equal(smyth?.[0], 'SMYTH');
+  t.ok((smyth?.[1] as string[]).includes('SMITH'), 'SMYTH also stands for SMITH (one edit)');
+  t.ok((jon?.[1] as string[]).includes('JOHN'), 'JON stands for JOHN');
+  t.same(await words('123'), [['123', ['123']]], 'numbers are never fuzzed');
+  const [, brick] = await words('500 brick');
+  t.ok((brick?.[1] as string[]).includes('BRICKELL'), 'the last word is completed');
+  t.same(await words('qqqqqq'), [], 'a word matching nothing is left out');
+  t.same(await ids(sql`SELECT id FROM api.search_parcels(p_query => 'qqqqqq')`), [], 'and alone it matches nothing');
+  t.equal((await sql`SELECT api.count_parcels(p_query => 'qqqqqq') AS n`)[0]?.n, 0);
+});
+
+t.test('the vocabulary stays exact through inserts, re-wording updates, deletes and truncation', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(db.drop);
+  const drift = () => db.sql`
+    WITH truth AS (SELECT term, count(*)::int AS n FROM core.parcels, unnest(search_terms) AS term GROUP BY term)
+    SELECT coalesce(v.term, truth.term) AS term FROM core.parcel_terms v FULL JOIN truth USING (term)
+     WHERE v.parcels IS DISTINCT FROM truth.n`;
+  t.same(await drift(), [], 'after the fixtures');
+  await db.sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name, site_address_full)
+               VALUES (1, 'V-1', 'ZEBULON QUARTERMAIN', '1 NOWHERE LN'), (1, 'V-2', 'ZEBULON SMITH', NULL)`;
+  t.equal((await db.sql`SELECT parcels FROM core.parcel_terms WHERE term = 'ZEBULON'`)[0]?.parcels, 2);
+  await db.sql`UPDATE core.parcels SET owner_name = 'QUARTERMAIN ALLAN' WHERE parcel_id = 'V-1'`;
+  await db.sql`UPDATE core.parcels SET just_value = 5 WHERE county_id = 1`;
+  t.equal((await db.sql`SELECT parcels FROM core.parcel_terms WHERE term = 'ZEBULON'`)[0]?.parcels, 1);
+  t.same(await drift(), [], 'after re-wording and a value-only update');
+  await db.sql`DELETE FROM core.parcels WHERE parcel_id LIKE 'V-%'`;
+  t.same(await db.sql`SELECT term FROM core.parcel_terms WHERE term IN ('ZEBULON', 'QUARTERMAIN', 'NOWHERE')`, []);
+  t.same(await drift(), [], 'after deletes');
+  await db.sql`TRUNCATE core.parcels CASCADE`;
+  t.same(await db.sql`SELECT term FROM core.parcel_terms`, [], 'truncation empties it');
+});
+
+t.test('totals equal the rows search pages through, for every kind of query', async (t) => {
+  for (const q of ['smith', 'smith john', 'smyth jon', 'garcia', '500 brick', 'oak dr', 'llc', 'revocable trust']) {
+    const [{ n }] = (await sql`SELECT api.count_parcels(p_query => ${q}) AS n`) as unknown as [{ n: number }];
+    const all = await ids(sql`SELECT id FROM api.search_parcels(p_query => ${q}, p_limit => 500)`);
+    t.equal(all.length, Math.min(n, 500), `${q}: ${n}`);
+    t.equal(new Set(all).size, all.length, `${q}: no row twice`);
+  }
 });
