@@ -5,8 +5,10 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 TSX := node --import tsx
 TEST_DB ?= florida_test_template
 PARCELS ?= 100000
+SEED ?= 1
+OUT ?= .local/state
 
-.PHONY: help install services stop status db run test check typecheck lint format bench-overhead
+.PHONY: help install services stop status db run test check typecheck lint format bench-overhead data load-data
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -51,3 +53,9 @@ bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with au
 
 bench: db ## per-endpoint latency and throughput with floors, into bench/RESULTS.md (load data first: make load-data)
 	@$(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10}
+
+data: ## synthetic statewide NAL, SDF, polygons and delinquencies for all 67 counties (PARCELS=, SEED=, OUT=)
+	@$(TSX) scripts/generate-state.ts --parcels $(PARCELS) --seed $(SEED) --out $(OUT)
+
+load-data: db ## load the files `make data` wrote (OUT=) through the importers, county by county
+	@$(TSX) scripts/load-state.ts --out $(OUT)
