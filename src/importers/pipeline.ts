@@ -1,0 +1,317 @@
+// The one pipeline every kind runs: open the input, resolve the header, map each record to a staging row (or a
+// reject), COPY into the kind's UNLOGGED staging table, check the reject threshold, drop in-file duplicates, then
+// merge every county in ONE transaction together with the county counters and the load_history row. Kinds only
+// describe their columns, their row mapping and their merge function.
+import { basename } from 'node:path';
+import postgres from 'postgres';
+import { ownerDatabaseUrl } from '../db-url.ts';
+import { Counties, type County } from './counties.ts';
+import { CopyWriter, type CopyValue } from './copy.ts';
+import { ImportError } from './errors.ts';
+import { resolveHeader, type Layout, type ResolvedHeader } from './header.ts';
+import { openInput, sha256File, type OpenedInput } from './input.ts';
+import { Progress } from './progress.ts';
+import { readRecords, type DecodeStats } from './records.ts';
+import { RejectsFile } from './rejects.ts';
+import { RowError } from './values.ts';
+
+export interface ImportOptions {
+  file: string;
+  /** Owner connection; DATABASE_URL (or the local default) when absent. */
+  databaseUrl?: string;
+  /** Rejects file; `<file>.rejects.csv` by default. */
+  rejects?: string;
+  /** Share of rows that may be rejected before the load fails as a whole (default 0.01). */
+  maxRejectRate?: number;
+  county?: string;
+  taxYear?: number;
+  vendor?: string;
+  /** Source CRS for geometry files without one (passed to ogr2ogr -s_srs). */
+  sourceSrs?: string;
+  quiet?: boolean;
+  /** Test hook: runs inside the merge transaction just before COMMIT. */
+  beforeCommit?: (tx: postgres.TransactionSql) => Promise<void>;
+}
+
+export const DEFAULT_MAX_REJECT_RATE = 0.01;
+
+/** Everything a kind's row mapper may consult. */
+export interface RowContext {
+  counties: Counties;
+  /** --county, resolved. */
+  county: County | null;
+  options: ImportOptions;
+  header: ResolvedHeader;
+  /** Kind-specific state (e.g. the (county, tax year) pairs a delinquency file touched). */
+  seen: Set<string>;
+}
+
+export type Getter = (column: string) => string | undefined;
+
+export interface Kind {
+  kind: string;
+  stage: string;
+  /** Staging columns after load_id and line_no; the first must be county_id. */
+  stageColumns: readonly string[];
+  layout: Layout;
+  open?: (options: ImportOptions) => Promise<OpenedInput>;
+  /** Checks that need options and header together (one-line ImportError when impossible). */
+  check?: (ctx: RowContext) => void;
+  /** Staging values for one record, county id first; throws RowError to reject it. */
+  row: (get: Getter, ctx: RowContext) => CopyValue[];
+  /** SQL function removing in-file duplicates (last line wins), returning (line_no, kept_line_no). */
+  dedupe?: string;
+  /** Runs after COPY, before the threshold check: more rejects found in SQL (line_no, reason). */
+  prestage?: (sql: postgres.Sql, loadId: number) => Promise<{ line_no: number; reason: string }[]>;
+  merge: (tx: postgres.TransactionSql, loadId: number, countyId: number) => Promise<Record<string, number>>;
+  onSuccess?: (tx: postgres.TransactionSql, ctx: RowContext) => Promise<void>;
+  /** Runs after a failure in its own statement, so it survives the rollback. */
+  onFailure?: (sql: postgres.Sql, ctx: RowContext | null, options: ImportOptions, message: string) => Promise<void>;
+}
+
+export interface CountyResult {
+  county: string;
+  rows: number;
+  [count: string]: number | string;
+}
+
+export interface ImportSummary {
+  kind: string;
+  file: string;
+  loadId: number;
+  status: 'succeeded';
+  rowsRead: number;
+  rowsLoaded: number;
+  rowsRejected: number;
+  invalid: number;
+  duplicates: number;
+  unmatched: number;
+  fallbackDecodedLines: number;
+  missingColumns: string[];
+  counties: CountyResult[];
+  rejectsFile: string;
+  seconds: number;
+  /** Seconds per phase: read+COPY, checks (analyze, duplicates, geometry prepare), merge transaction, the rest. */
+  phases: { copy: number; checks: number; merge: number; finish: number };
+}
+
+export async function runImport(kind: Kind, options: ImportOptions): Promise<ImportSummary> {
+  const started = Date.now();
+  const maxRate = options.maxRejectRate ?? DEFAULT_MAX_REJECT_RATE;
+  if (!(maxRate >= 0 && maxRate <= 1)) throw new ImportError('--max-reject-rate must be between 0 and 1');
+  const opener = kind.open ?? ((o: ImportOptions) => openInput(o.file));
+  const sql = postgres(options.databaseUrl ?? ownerDatabaseUrl(process.env), {
+    max: 1,
+    onnotice: () => {},
+    connection: { application_name: `import ${kind.kind}` },
+  });
+  let loadId = 0;
+  let ctx: RowContext | null = null;
+  let rejects: RejectsFile | null = null;
+  let copy: CopyWriter | null = null;
+  let input: OpenedInput | null = null;
+  let progress: Progress | null = null;
+  const counts = { read: 0, staged: 0, invalid: 0, duplicates: 0, unmatched: 0 };
+  try {
+    const counties = await Counties.load(sql).catch((err: Error) => {
+      throw new ImportError(`database: ${err.message}`);
+    });
+    const county = options.county !== undefined ? counties.option(options.county) : null;
+    input = await opener(options); // a missing file fails here, before anything is written
+    progress = new Progress(kind.kind, input.totalBytes || null, Progress.mode(options.quiet ?? false));
+    const hash = sha256File(options.file);
+    hash.catch(() => {});
+    const [row] = await sql<{ id: number }[]>`
+      INSERT INTO core.load_history (county_id, kind, file_name, status)
+      VALUES (${county?.id ?? null}, ${kind.kind}, ${basename(options.file)}, 'running') RETURNING id::int`;
+    loadId = row!.id;
+    rejects = await RejectsFile.open(options.rejects ?? `${options.file}.rejects.csv`);
+
+    // Pass 1: records -> staging rows or rejects.
+    const stats: DecodeStats = { fallbackLines: 0 };
+    let delimiter = ',';
+    const records = readRecords(input.stream, stats, () => delimiter);
+    copy = await CopyWriter.open(sql, kind.stage, ['load_id', 'line_no', ...kind.stageColumns]);
+    const countyRows = new Map<number, number>();
+    let fields: string[] = [];
+    const get: Getter = (c) => {
+      const i = ctx!.header.index[c];
+      return i === undefined || i < 0 ? undefined : fields[i];
+    };
+    for await (const batch of records) {
+      for (const rec of batch) {
+        if (!ctx) {
+          // The header record. A tab or pipe in it and no comma: the file uses that delimiter instead.
+          if (rec.fields && rec.fields.length === 1 && !rec.text.includes(',')) {
+            const d = rec.text.includes('\t') ? '\t' : rec.text.includes('|') ? '|' : null;
+            if (d) {
+              delimiter = d;
+              rec.fields = rec.text.split(d);
+            }
+          }
+          const header = resolveHeader(
+            (rec.fields ?? []).map((f) => f.replace(/^\uFEFF/, '')),
+            kind.layout,
+            options.file,
+          );
+          ctx = { counties, county, options, header, seen: new Set() };
+          kind.check?.(ctx);
+          if (!header.headerless) continue;
+        }
+        counts.read++;
+        let reason: string;
+        if (!rec.fields) reason = 'unterminated quoted field';
+        else if (
+          rec.fields.length !== ctx.header.width &&
+          !(rec.fields.length === ctx.header.width + 1 && rec.fields[ctx.header.width] === '')
+        ) {
+          reason = `expected ${ctx.header.width} fields, found ${rec.fields.length}`;
+        } else {
+          fields = rec.fields;
+          try {
+            const values = kind.row(get, ctx);
+            await copy!.push([loadId, rec.line, ...values]);
+            counts.staged++;
+            const cid = values[0] as number;
+            countyRows.set(cid, (countyRows.get(cid) ?? 0) + 1);
+            continue;
+          } catch (err) {
+            if (!(err instanceof RowError)) throw err;
+            reason = err.message;
+          }
+        }
+        counts.invalid++;
+        await rejects.add(rec.line, reason, rec.text);
+      }
+      progress.tick(counts.read, input.bytesRead());
+    }
+    await copy.end();
+    copy = null;
+    const copied = Date.now();
+    await input.done?.();
+    progress.end();
+    if (!ctx) throw new ImportError(`${options.file}: empty file (no header row)`);
+    const rowCtx: RowContext = ctx;
+    checkThreshold(counts.invalid, counts.read, maxRate, 'invalid');
+
+    await sql.unsafe(`ANALYZE ${kind.stage}`);
+    const deferred = new Map<number, string>();
+    if (kind.prestage) {
+      for (const r of await kind.prestage(sql, loadId)) {
+        deferred.set(Number(r.line_no), r.reason);
+        counts.unmatched++;
+      }
+      checkThreshold(counts.invalid + counts.unmatched, counts.read, maxRate, 'rejected');
+    }
+    if (kind.dedupe) {
+      const dups = await sql.unsafe<{ line_no: string; kept_line_no: string }[]>(
+        `SELECT line_no::text, kept_line_no::text FROM ${kind.dedupe}($1)`,
+        [loadId],
+      );
+      for (const d of dups)
+        deferred.set(Number(d.line_no), `duplicate: superseded by line ${d.kept_line_no} (last line wins)`);
+      counts.duplicates = dups.length;
+    }
+
+    // The merge: every county of the file, the counters and the history row, one transaction.
+    progress.note(`merging ${counts.staged - counts.duplicates - counts.unmatched} rows…`);
+    const countyIds = [...countyRows.keys()].sort((a, b) => a - b);
+    const results: CountyResult[] = [];
+    const rowsLoaded = counts.staged - counts.duplicates - counts.unmatched;
+    const rowsRejected = counts.invalid + counts.duplicates + counts.unmatched;
+    const sha = await hash;
+    const checked = Date.now();
+    await sql.begin(async (tx) => {
+      for (const id of countyIds) {
+        const r = await kind.merge(tx, loadId, id);
+        results.push({ county: counties.get(id).slug, rows: countyRows.get(id) ?? 0, ...r });
+      }
+      await kind.onSuccess?.(tx, rowCtx);
+      const message = results
+        .map(
+          ({ county, ...r }) =>
+            `${county}: ${Object.entries(r)
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ')}`,
+        )
+        .join('; ');
+      await tx`
+        UPDATE core.load_history
+           SET status = 'succeeded', county_id = ${countyIds.length === 1 ? countyIds[0]! : (county?.id ?? null)},
+               file_sha256 = ${sha}, rows_read = ${counts.read}, rows_loaded = ${rowsLoaded},
+               rows_rejected = ${rowsRejected}, message = ${message || 'no rows'}, finished_at = now()
+         WHERE id = ${loadId}`;
+      await options.beforeCommit?.(tx);
+    });
+    const merged = Date.now();
+    await sql`SELECT ingest.clear_stage(${loadId})`;
+
+    // Pass 2, only when SQL found rejects: fetch their raw records for the rejects file.
+    if (deferred.size) {
+      const again = await opener(options);
+      for await (const batch of readRecords(again.stream, { fallbackLines: 0 }, () => delimiter)) {
+        for (const rec of batch) {
+          const reason = deferred.get(rec.line);
+          if (reason !== undefined) await rejects.add(rec.line, reason, rec.text);
+        }
+      }
+      await again.done?.();
+    }
+    await rejects.close();
+    return {
+      kind: kind.kind,
+      file: options.file,
+      loadId,
+      status: 'succeeded',
+      rowsRead: counts.read,
+      rowsLoaded,
+      rowsRejected,
+      invalid: counts.invalid,
+      duplicates: counts.duplicates,
+      unmatched: counts.unmatched,
+      fallbackDecodedLines: stats.fallbackLines,
+      missingColumns: rowCtx.header.missing,
+      counties: results,
+      rejectsFile: rejects.path,
+      seconds: (Date.now() - started) / 1000,
+      phases: {
+        copy: (copied - started) / 1000,
+        checks: (checked - copied) / 1000,
+        merge: (merged - checked) / 1000,
+        finish: (Date.now() - merged) / 1000,
+      },
+    };
+  } catch (err) {
+    progress?.end();
+    input?.stream.destroy();
+    input?.close?.();
+    await copy?.abort().catch(() => {});
+    const message = err instanceof Error ? err.message : String(err);
+    try {
+      if (loadId) {
+        await sql`
+          UPDATE core.load_history
+             SET status = 'failed', rows_read = ${counts.read}, rows_loaded = 0,
+                 rows_rejected = ${counts.invalid + counts.unmatched + counts.duplicates}, message = ${message},
+                 finished_at = now()
+           WHERE id = ${loadId}`;
+        await sql`SELECT ingest.clear_stage(${loadId})`;
+      }
+      await kind.onFailure?.(sql, ctx, options, message);
+    } catch {
+      // The database may be the failure; the original error is the one to report.
+    }
+    await rejects?.close().catch(() => {});
+    throw err;
+  } finally {
+    await sql.end();
+  }
+}
+
+function checkThreshold(rejected: number, read: number, maxRate: number, what: string) {
+  if (read > 0 && rejected / read > maxRate) {
+    throw new ImportError(
+      `${rejected} of ${read} rows ${what} (${((rejected / read) * 100).toFixed(2)}%), over --max-reject-rate ${maxRate}; nothing was loaded (see the rejects file)`,
+    );
+  }
+}
