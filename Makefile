@@ -49,7 +49,7 @@ format:
 	@prettier --check 'src/**/*.ts' 'test/**/*.ts' 'scripts/**/*.ts' 'bench/**/*.ts'
 
 bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and metering
-	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-10} --endpoint $${ENDPOINT:-/counties/miami-dade}
+	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-8} --connections 32 --rounds $${ROUNDS:-3} --endpoint $${ENDPOINT:-/parcels/1}
 
 bench: db ## per-endpoint latency and throughput with floors, into bench/RESULTS.md (load data first: make load-data)
 	@$(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10}

@@ -4,7 +4,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { ApiError, sendError } from '../errors.ts';
-import { hashKey, isWellFormedKey } from '../accounts/keys.ts';
+import { isWellFormedKey, keyHasher } from '../accounts/keys.ts';
 
 export interface AuthContext {
   keyId: string;
@@ -28,8 +28,8 @@ export type Surface = 'rest' | 'mcp';
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
-    /** HMAC of the presented key, kept so metering can re-authenticate from Postgres. */
-    keyHash: Buffer | null;
+    /** HMAC of the presented key (base64), kept so metering can re-authenticate from Postgres. */
+    keyHash: string | null;
   }
   interface FastifyInstance {
     /** onRequest hook that authenticates a request for one surface (REST under /v1, or MCP). */
@@ -68,13 +68,17 @@ export function presentedKey(request: FastifyRequest): string | null {
 export default fp<{ secret: string }>(async (app, opts) => {
   app.decorateRequest('auth', null);
   app.decorateRequest('keyHash', null);
-  const seen = new Map<string, Date>();
+  const hash = keyHasher(opts.secret);
+  /** Key id -> when it was last used (ms), written to Postgres every TOUCH_FLUSH_MS. */
+  const seen = new Map<string, number>();
   const cache = new Map<string, { auth: AuthContext; at: number }>();
 
   const flushTouches = async () => {
     if (seen.size === 0) return;
     const ids = [...seen.keys()];
-    const latest = new Date(Math.max(...[...seen.values()].map((d) => d.getTime())));
+    let latestMs = 0;
+    for (const at of seen.values()) if (at > latestMs) latestMs = at;
+    const latest = new Date(latestMs);
     seen.clear();
     try {
       await app.sql`SELECT accounts.touch_keys(${ids}::uuid[], ${latest})`;
@@ -89,12 +93,11 @@ export default fp<{ secret: string }>(async (app, opts) => {
     await flushTouches();
   });
 
-  async function lookup(hash: Buffer): Promise<AuthContext | undefined> {
+  async function lookup(id: string): Promise<AuthContext | undefined> {
     const [row] = await app.sql<AuthContext[]>`
       SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp, monthly_credits::float8 AS "monthlyCredits",
              rpm, overage, credit_version::text AS "creditVersion", trial_cap_due AS "trialCapDue"
-        FROM accounts.authenticate(${hash})`;
-    const id = hash.toString('base64');
+        FROM accounts.authenticate(${Buffer.from(id, 'base64')})`;
     if (!row) {
       cache.delete(id);
       return undefined;
@@ -139,9 +142,12 @@ export default fp<{ secret: string }>(async (app, opts) => {
       );
       return false;
     }
-    seen.set(auth.keyId, new Date());
-    request.auth = auth;
+    accept(request, auth);
     return true;
+  }
+  function accept(request: FastifyRequest, auth: AuthContext) {
+    seen.set(auth.keyId, Date.now());
+    request.auth = auth;
   }
 
   app.decorate('reauthenticate', async (request: FastifyRequest, reply: FastifyReply, surface: Surface) => {
@@ -152,10 +158,15 @@ export default fp<{ secret: string }>(async (app, opts) => {
   app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
     const key = presentedKey(request);
     if (key === null) return fail(request, reply);
-    const hash = hashKey(opts.secret, key);
-    request.keyHash = hash;
-    const cached = cache.get(hash.toString('base64'));
-    const auth = cached && Date.now() - cached.at < CACHE_TTL_MS ? cached.auth : await lookup(hash);
-    if (!(await apply(request, reply, surface, auth))) return reply;
+    const id = hash(key);
+    request.keyHash = id;
+    const cached = cache.get(id);
+    const fresh = cached && Date.now() - cached.at < CACHE_TTL_MS ? cached.auth : undefined;
+    // the common case, a cached key allowed on this surface, is decided without awaiting anything
+    if (fresh && (surface === 'rest' ? fresh.rest : fresh.mcp)) {
+      accept(request, fresh);
+      return;
+    }
+    if (!(await apply(request, reply, surface, fresh ?? (await lookup(id))))) return reply;
   });
 });

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import { serializeDictionary } from 'structured-headers';
 import { ApiError, sendError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
-import { ACK, ADMIT, INIT, REAP, SETTLE } from '../metering/scripts.ts';
+import { ACK, ADMIT, ADMIT_MANY, INIT, REAP, SETTLE } from '../metering/scripts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,6 +47,22 @@ const FLUSH_MS = 1000;
 export const AUTH_FAILURES_PER_MINUTE = 60;
 
 export const periodOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+/** periodOf for the hot path: the month is computed again only when `now` leaves the one computed last. */
+let periodCache = { from: 0, to: -1, name: '' };
+function currentPeriod(now: number): string {
+  if (now < periodCache.from || now >= periodCache.to) {
+    const d = new Date(now);
+    periodCache = {
+      from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
+      to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
+      name: periodOf(now),
+    };
+  }
+  return periodCache.name;
+}
+/** Admissions sent in one script call at most; more in one turn of the event loop go in several calls. */
+const ADMIT_BATCH_MAX = 256;
+type AdmitReply = [ok: number, field: string, count: number, resetMs: number];
 export function secondsToNextPeriod(ms: number): number {
   const d = new Date(ms);
   return Math.ceil((Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - ms) / 1000);
@@ -68,13 +84,22 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
   redis.defineCommand('meterAck', { numberOfKeys: 1, lua: ACK });
   type Scripted = {
-    meterAdmit: (...args: (string | number)[]) => Promise<[number, string, number, number]>;
+    meterAdmit: (...args: (string | number)[]) => Promise<AdmitReply>;
+    meterAdmitMany: (...args: (string | number)[]) => Promise<(string | number)[]>;
     meterSettle: (...args: (string | number)[]) => Promise<number>;
     meterReap: (...args: (string | number)[]) => Promise<number>;
     meterInit: (...args: (string | number)[]) => Promise<number>;
     meterAck: (...args: (string | number)[]) => Promise<number>;
   };
   const r = redis as unknown as Scripted & typeof redis;
+  // Admissions have a connection of their own (same options, 1 s timeout included), so that a request never waits
+  // behind other metering traffic: with auto-pipelining ioredis keeps one pipeline in flight per connection, and on
+  // the shared one an admission would queue behind the previous request's settlement or a flush (an extra round
+  // trip at the median with one client). Admissions are already batched per turn, so this one does not pipeline.
+  const admitter = redis.duplicate({ enableAutoPipelining: false });
+  admitter.on('error', () => {}); // reported by the shared connection; a failed admission fails open
+  admitter.defineCommand('meterAdmitMany', { numberOfKeys: 0, lua: ADMIT_MANY });
+  const a = admitter as unknown as Scripted;
   const consumer = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const stats = { failOpen: 0 };
   const unmetered: Record<string, unknown>[] = [];
@@ -97,6 +122,66 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
 
   const subjectOf = (auth: AuthContext) => (auth.mode === 'test' ? `${auth.clientId}:test` : auth.clientId);
 
+  // The admissions of one turn of the event loop go to Redis as one script call (ADMIT_MANY): one command to encode
+  // and decode, one script run, however many requests the turn parsed. It is sent from setImmediate, right after
+  // the poll phase that read those requests (a lone request waits for nothing), together with the settlements of
+  // the requests answered in the same turn: with ioredis's auto-pipelining both go out in one write and come back
+  // in one read. Every waiting request awaits its batch's one promise and reads its own four values.
+  interface AdmitBatch {
+    args: (string | number)[];
+    size: number;
+    promise: Promise<(string | number)[]>;
+    resolve: (out: (string | number)[]) => void;
+    reject: (err: unknown) => void;
+  }
+  let batch: AdmitBatch | null = null;
+  const newBatch = (): AdmitBatch => {
+    const b = { args: [opts.keyPrefix], size: 0 } as unknown as AdmitBatch;
+    b.promise = new Promise((resolve, reject) => {
+      b.resolve = resolve;
+      b.reject = reject;
+    });
+    return b;
+  };
+  let turnScheduled = false;
+  const sendTurn = () => {
+    turnScheduled = false;
+    void sendSettlements();
+    sendAdmissions();
+  };
+  const scheduleTurn = () => {
+    if (turnScheduled) return;
+    turnScheduled = true;
+    setImmediate(sendTurn);
+  };
+  const sendAdmissions = () => {
+    const b = batch;
+    if (b === null) return;
+    batch = null;
+    a.meterAdmitMany(...b.args).then(b.resolve, b.reject);
+  };
+
+  /** One admission (see ADMIT in scripts.ts), batched with the others of this turn of the event loop. */
+  async function admitOnce(rid: string, a: AuthContext, version: string, now: number, period: string, free: boolean) {
+    const b = (batch ??= newBatch());
+    const at = b.size++ * 4;
+    b.args.push(
+      subjectOf(a),
+      a.clientId,
+      now,
+      a.rpm,
+      version,
+      period,
+      rid,
+      a.mode === 'test' ? 't' : 'm',
+      free ? '1' : '0',
+    );
+    if (b.size >= ADMIT_BATCH_MAX) sendAdmissions();
+    else scheduleTurn();
+    const out = await b.promise;
+    return [Number(out[at]), String(out[at + 1]), Number(out[at + 2]), Number(out[at + 3])] as AdmitReply;
+  }
+
   /**
    * Admits a request. A missing or outdated balance in Redis means the client changed (or Redis lost its data):
    * re-authenticate from Postgres (the key may be revoked, the client suspended), rebuild the balance, admit again.
@@ -104,24 +189,8 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
    */
   async function admit(request: FastifyRequest, reply: FastifyReply, surface: Surface, now: number, free: boolean) {
     let auth = request.auth!;
-    const period = periodOf(now);
-    const call = (a: AuthContext, version: string) => {
-      const { st, pend } = keysOf(subjectOf(a));
-      return r.meterAdmit(
-        st,
-        pend,
-        `win:${a.clientId}`,
-        `res:${request.id}`,
-        now,
-        a.rpm,
-        version,
-        period,
-        request.id,
-        a.mode === 'test' ? 't' : 'm',
-        free ? '1' : '0',
-      );
-    };
-    let result = auth.trialCapDue ? null : await call(auth, auth.creditVersion);
+    const period = currentPeriod(now);
+    let result = auth.trialCapDue ? null : await admitOnce(request.id, auth, auth.creditVersion, now, period, free);
     if (result === null || result[0] === -1) {
       if (!(await app.reauthenticate(request, reply, surface))) return null;
       auth = request.auth!;
@@ -131,28 +200,42 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         if (!(await app.reauthenticate(request, reply, surface))) return null;
         auth = request.auth!;
       }
-      result = await call(auth, await init(auth, subjectOf(auth), period));
+      const version = await init(auth, subjectOf(auth), period);
+      result = await admitOnce(request.id, auth, version, now, period, free);
     }
     return { result, subject: subjectOf(auth), period, auth };
   }
 
-  function setHeaders(reply: FastifyReply, limit: number, remaining: number, resetMs: number, now: number) {
-    const resetSeconds = Math.max(1, Math.ceil(resetMs / 1000));
-    reply.header('X-RateLimit-Limit', limit);
-    reply.header('X-RateLimit-Remaining', Math.max(0, remaining));
-    reply.header('X-RateLimit-Reset', Math.ceil(now / 1000) + resetSeconds);
-    reply.header(
-      'RateLimit',
-      serializeDictionary({
+  // The RateLimit field for each (remaining, seconds) pair is serialized by the library once and kept: t is 1..60,
+  // r at most the plan's RPM, so a busy client reuses a handful of values. Cleared when it grows large.
+  const rateLimitFields = new Map<number, string>();
+  function rateLimitField(remaining: number, resetSeconds: number) {
+    const id = remaining * 64 + resetSeconds;
+    let field = rateLimitFields.get(id);
+    if (field === undefined) {
+      field = serializeDictionary({
         default: [
           true,
           new Map([
-            ['r', Math.max(0, remaining)],
+            ['r', remaining],
             ['t', resetSeconds],
           ]),
         ],
-      }),
-    );
+      });
+      if (rateLimitFields.size >= 10_000) rateLimitFields.clear();
+      rateLimitFields.set(id, field);
+    }
+    return field;
+  }
+
+  function setHeaders(reply: FastifyReply, limit: number, remaining: number, resetMs: number, now: number) {
+    const resetSeconds = Math.max(1, Math.ceil(resetMs / 1000));
+    const left = Math.max(0, remaining);
+    reply.header('X-RateLimit-Limit', limit);
+    reply.header('X-RateLimit-Remaining', left);
+    reply.header('X-RateLimit-Reset', Math.ceil(now / 1000) + resetSeconds);
+    // t is at most 60 in practice; a larger one (a clock step) is serialized without the cache
+    reply.header('RateLimit', resetSeconds < 64 ? rateLimitField(left, resetSeconds) : rateLimitField(left, 63));
     return resetSeconds;
   }
 
@@ -219,11 +302,10 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     if (refusal) return sendError(reply, refusal);
   });
 
-  // Settlements of the requests that finished in one turn of the event loop go to Redis as one script call.
+  // Settlements of the requests that finished in one turn of the event loop go to Redis as one script call, sent
+  // with that turn's admissions (scheduleTurn).
   let settling: (string | number)[] = [];
-  let settleScheduled = false;
   const sendSettlements = async () => {
-    settleScheduled = false;
     const batch = settling;
     settling = [];
     if (batch.length === 0) return;
@@ -257,17 +339,16 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       }
       return;
     }
-    const event = [request.id, auth.clientId, auth.keyId, auth.mode, m.surface, m.period, Date.now()].join('|');
+    const event = `${request.id}|${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${Date.now()}`;
     settling.push(request.id, charge ? 1 : 0, event);
-    if (!settleScheduled) {
-      settleScheduled = true;
-      setImmediate(sendSettlements);
-    }
+    scheduleTurn();
   }
   app.decorate('settleRequest', settle);
-  app.addHook('onResponse', async (request, reply) =>
-    settle(request, reply.statusCode >= 200 && reply.statusCode < 300),
-  );
+  // a callback hook, not an async one: no promise per request for work that never waits
+  app.addHook('onResponse', (request, reply, done) => {
+    settle(request, reply.statusCode >= 200 && reply.statusCode < 300);
+    done();
+  });
 
   app.decorate('limitAuthFailures', async (request: FastifyRequest, reply: FastifyReply) => {
     const now = Date.now();
@@ -367,41 +448,43 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       // BUSYGROUP: it exists
     }
     for (;;) {
-      const claimed = (await redis.xautoclaim(STREAM, GROUP, consumer, 30000, '0', 'COUNT', 500)) as [
+      const claimed = (await redis.xautoclaim(STREAM, GROUP, consumer, 30000, '0', 'COUNT', 100)) as [
         string,
         [string, string[]][],
       ];
-      const fresh = (await redis.xreadgroup('GROUP', GROUP, consumer, 'COUNT', 2000, 'STREAMS', STREAM, '>')) as
+      const fresh = (await redis.xreadgroup('GROUP', GROUP, consumer, 'COUNT', 200, 'STREAMS', STREAM, '>')) as
         [string, [string, string[]][]][] | null;
       const messages = [...(claimed[1] ?? []), ...(fresh?.[0]?.[1] ?? [])].filter((m) => Array.isArray(m[1]));
       if (messages.length === 0) {
         await trimStream();
         return written;
       }
-      const events = messages.map(([, kv]) => {
-        const [request_id, client_id, key_id, mode, surface, period, usedAt, field] = (kv[1] ?? '').split(
-          '|',
-        ) as string[];
-        return { request_id, client_id, key_id, mode, surface, period, usedAt, field: field! };
-      });
-      const rows = events.map((e) => ({
-        request_id: e.request_id,
-        client_id: e.client_id,
-        key_id: e.key_id,
-        mode: e.mode,
-        surface: e.surface,
-        bucket: bucketOf(e.field),
-        pack_id: e.field.startsWith('p:') ? e.field.slice(2) : null,
-        period: e.period,
-        used_at: new Date(Number(e.usedAt)).toISOString(),
-      }));
-      written +=
-        (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
-      const ackArgs = messages.flatMap(([id], i) => {
-        const e = events[i]!;
-        const subject = e.mode === 'test' ? `${e.client_id}:test` : e.client_id!;
-        return [id, `${opts.keyPrefix}pend:${subject}`, e.field, e.period!];
-      });
+      // An entry holds the events of one settled batch, one per line (an entry written before batching: one).
+      const rows: Record<string, string | null>[] = [];
+      const ackArgs: (string | number)[] = [];
+      for (const [id, kv] of messages) {
+        const lines = (kv[1] ?? '').split('\n').filter((line) => line !== '');
+        ackArgs.push(id, lines.length);
+        for (const line of lines) {
+          const [request_id, client_id, key_id, mode, surface, period, usedAt, field] = line.split('|') as string[];
+          rows.push({
+            request_id: request_id!,
+            client_id: client_id!,
+            key_id: key_id!,
+            mode: mode!,
+            surface: surface!,
+            bucket: bucketOf(field!),
+            pack_id: field!.startsWith('p:') ? field!.slice(2) : null,
+            period: period!,
+            used_at: new Date(Number(usedAt)).toISOString(),
+          });
+          ackArgs.push(`${opts.keyPrefix}pend:${mode === 'test' ? `${client_id}:test` : client_id}`, field!, period!);
+        }
+      }
+      if (rows.length > 0) {
+        written +=
+          (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
+      }
       await r.meterAck(STREAM, GROUP, ...ackArgs);
     }
   }
@@ -419,5 +502,6 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   app.addHook('onClose', async () => {
     clearInterval(timer);
     await flush().catch((err: Error) => app.log.error({ err: err.message }, 'final usage flush failed'));
+    admitter.disconnect();
   });
 });
