@@ -1,7 +1,7 @@
 // Search quality beside speed: recall of api.search_parcels' top k against a ground truth computed by brute force.
 // The ground truth applies the documented query semantics (README, "query") exhaustively: every vocabulary term
 // within the edit distance of every word (no cap of 5 terms, typos considered for common words too), completions of
-// the last word, every word required, and the full ranking (score, exact text, similarity, id) over every match, with
+// the last word, every word required, and the full ranking (score, exact text, id) over every match, with
 // no 5,000-match shortcut. Recall therefore measures exactly what the fast path gives up.
 //   node --import tsx bench/recall.ts [--queries 100] [--k 25]     (standalone: prints the result)
 import { parseArgs } from 'node:util';
@@ -49,8 +49,6 @@ matches AS (
 SELECT id::int FROM scored
  ORDER BY score DESC,
           (coalesce(owner_search = core.normalize_text($1), false) OR coalesce(address_search = core.normalize_text($1), false)) DESC,
-          greatest(similarity(core.normalize_text($1), coalesce(owner_search, '')),
-                   similarity(core.normalize_text($1), coalesce(address_search, ''))) DESC,
           id
  LIMIT $2`;
 

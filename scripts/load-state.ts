@@ -1,12 +1,16 @@
-// `make load-data`: loads what `make data` wrote (OUT/manifest.json) through the importer CLI, county by county in
-// CO_NO order: NAL, then SDF, then polygons (they attach to the NAL's parcels), then delinquencies. Stops at the
-// first failing import and prints a total at the end.
+// `make load-data`: loads what `make data` wrote (OUT/manifest.json) through the importers (the same functions the
+// import CLI runs, in this one process), county by county in CO_NO order: NAL, then SDF, then polygons (they attach
+// to the NAL's parcels), then delinquencies. Stops at the first failing import and prints a total at the end.
 //   node --import tsx scripts/load-state.ts --out .local/state [--counties miami-dade,broward]
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { GenerateSummary } from './generate-state.ts';
+import { importDelinquencies } from '../src/importers/delinquencies.ts';
+import { importNal } from '../src/importers/nal.ts';
+import { importParcelGeometry } from '../src/importers/parcel-geometry.ts';
+import type { ImportOptions, ImportSummary } from '../src/importers/pipeline.ts';
+import { importSdf } from '../src/importers/sdf.ts';
 
 const { values } = parseArgs({
   options: {
@@ -28,15 +32,14 @@ if (only && counties.length !== only.size) {
   process.exit(1);
 }
 
-/** One importer run; the importer prints its own progress, we only time it. */
-function importer(args: string[]): number {
-  const t0 = performance.now();
-  const res = spawnSync('npm', ['run', '--silent', 'import', '--', ...args], { stdio: 'inherit' });
-  if (res.status !== 0) {
-    console.error(`import failed (exit ${res.status ?? res.signal}): npm run --silent import -- ${args.join(' ')}`);
-    process.exit(res.status || 1);
+/** One importer run (it prints its own progress); a failure stops the load with the importer's one-line message. */
+async function importer(run: (o: ImportOptions) => Promise<ImportSummary>, options: ImportOptions): Promise<number> {
+  try {
+    return (await run({ quiet: !process.stderr.isTTY, ...options })).seconds;
+  } catch (err) {
+    console.error(`import failed: ${options.file}: ${(err as Error).message}`);
+    process.exit(1);
   }
-  return (performance.now() - t0) / 1000;
 }
 
 const started = performance.now();
@@ -44,10 +47,10 @@ const totals = { files: 0, parcels: 0, sales: 0, polygons: 0, delinquencies: 0 }
 for (const c of counties) {
   const file = (f: string) => join(out, f);
   const seconds =
-    importer(['nal', file(c.files.nal)]) +
-    importer(['sdf', file(c.files.sdf)]) +
-    importer(['parcel-geometry', file(c.files.gis), '--county', c.slug]) +
-    importer(['delinquencies', file(c.files.delinquencies), '--county', c.slug, '--vendor', c.vendor]);
+    (await importer(importNal, { file: file(c.files.nal) })) +
+    (await importer(importSdf, { file: file(c.files.sdf) })) +
+    (await importer(importParcelGeometry, { file: file(c.files.gis), county: c.slug })) +
+    (await importer(importDelinquencies, { file: file(c.files.delinquencies), county: c.slug, vendor: c.vendor }));
   totals.files += 4;
   totals.parcels += c.parcels;
   totals.sales += c.sales;

@@ -278,6 +278,8 @@ DECLARE
   v_exact text;
   v_first bigint[];
   v_matches integer;
+  v_tier text;
+  v_skip integer;
 BEGIN
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
@@ -304,29 +306,29 @@ BEGIN
   v_where := api.parcel_where(v_filter, v_words);
 
   IF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
-    -- Up to 5,000 matches are ranked in full: score (every word held exactly = 1), then an exact owner or address,
-    -- then trigram similarity of the whole text, then id. More matches than that (a common name or street) are
-    -- paged without scoring them all: parcels holding every word exactly first, then the rest, each by id.
+    -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
+    -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier, each tier in
+    -- id order, without scoring the whole set: the query's exact text, then every word held exactly, then the rest.
     EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM core.parcels p WHERE %s LIMIT 5001) m', v_where) INTO v_matches;
+    v_exact := format('(coalesce(p.owner_search = %1$L, false) OR coalesce(p.address_search = %1$L, false))', v_q);
     IF v_matches <= 5000 THEN
-      v_order := format(
-        '%1$s DESC, (coalesce(p.owner_search = %2$L, false) OR coalesce(p.address_search = %2$L, false)) DESC, '
-        'greatest(similarity(%2$L, coalesce(p.owner_search, '''')), similarity(%2$L, coalesce(p.address_search, ''''))) DESC, p.id',
-        api.parcel_query_score_sql(v_words), v_q);
+      v_order := format('%s DESC, %s DESC, p.id', api.parcel_query_score_sql(v_words), v_exact);
     ELSE
-      v_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
-      EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s AND %s ORDER BY p.id LIMIT %s) f',
-                     v_where, v_exact, p_offset + p_limit) INTO v_first;
-      v_first := coalesce(v_first, '{}');
-      IF cardinality(v_first) = p_offset + p_limit THEN
-        v_ids := v_first[p_offset + 1 : p_offset + p_limit];
-      ELSE
-        -- the exact tier ends on this page (or before it): the rest follows, by id
-        EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s AND NOT (%s) ORDER BY p.id LIMIT %s OFFSET %s) r',
-                       v_where, v_exact, p_limit - greatest(cardinality(v_first) - p_offset, 0),
-                       greatest(p_offset - cardinality(v_first), 0)) INTO v_ids;
-        v_ids := coalesce(v_first[p_offset + 1 :], '{}') || coalesce(v_ids, '{}');
-      END IF;
+      v_ids := '{}';
+      v_skip := p_offset;
+      FOREACH v_tier IN ARRAY ARRAY[
+        format('(p.owner_search = %1$L OR p.address_search = %1$L)', v_q),
+        format('p.search_terms @> %L::text[] AND NOT %s', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw), v_exact),
+        format('NOT (p.search_terms @> %L::text[])', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw))]
+      LOOP
+        EXIT WHEN cardinality(v_ids) >= p_limit;
+        EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s AND %s ORDER BY p.id LIMIT %s) t',
+                       v_where, v_tier, v_skip + p_limit - cardinality(v_ids)) INTO v_first;
+        v_first := coalesce(v_first, '{}');
+        v_ids := v_ids || coalesce(v_first[v_skip + 1 :], '{}');
+        -- a tier that ended short of the page is whole: the next one starts where its rows ran out
+        v_skip := greatest(v_skip - cardinality(v_first), 0);
+      END LOOP;
       RETURN QUERY SELECT * FROM api.parcel_rows(v_ids, false);
       RETURN;
     END IF;
@@ -337,7 +339,7 @@ BEGIN
   RETURN QUERY SELECT * FROM api.parcel_rows(coalesce(v_ids, '{}'), false);
 END $$;
 COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer) IS
-  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; up to 5,000 matches are ranked by score, exact text, similarity and id; larger result sets list parcels holding every word exactly first, each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc; ties broken by id. geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
+  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier (exact text, every word exact, the rest), each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc; ties broken by id. geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
 
 CREATE FUNCTION api.count_parcels(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
