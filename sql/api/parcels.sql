@@ -252,6 +252,31 @@ END $$;
 COMMENT ON FUNCTION api.parcel_filter_of(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
   'Checks the filters of parcel search (ranges, coordinates, radius up to 50 km) and makes one api.parcel_filter of them.';
 
+-- A page of parcel ids over tiers: every tier is read in its own order from an index and only as far as the page
+-- needs; a tier that ends before the page does is whole, and the next one continues it.
+CREATE FUNCTION api.parcel_page_by_tiers(p_where text, p_tiers text[], p_orders text[], p_limit integer, p_offset integer)
+RETURNS bigint[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_ids bigint[] := '{}';
+  v_rows bigint[];
+  v_skip integer := p_offset;
+BEGIN
+  FOR i IN 1 .. cardinality(p_tiers) LOOP
+    EXIT WHEN cardinality(v_ids) >= p_limit;
+    EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s AND %s ORDER BY %s LIMIT %s) t',
+                   p_where, p_tiers[i], p_orders[i], v_skip + p_limit - cardinality(v_ids)) INTO v_rows;
+    v_rows := coalesce(v_rows, '{}');
+    v_ids := v_ids || coalesce(v_rows[v_skip + 1 :], '{}');
+    v_skip := greatest(v_skip - cardinality(v_rows), 0);
+  END LOOP;
+  RETURN v_ids;
+END $$;
+COMMENT ON FUNCTION api.parcel_page_by_tiers(text, text[], text[], integer, integer) IS
+  'Helper of search_parcels: the ids of one page (p_limit from p_offset) of the rows matching p_where, taken from '
+  'p_tiers in turn, each tier ordered by its p_orders entry.';
+
 CREATE FUNCTION api.search_parcels(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
   p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
@@ -273,73 +298,55 @@ DECLARE
   v_where text;
   v_q text := core.normalize_text(p_query);
   v_sort text := coalesce(p_sort, CASE WHEN p_query IS NOT NULL THEN 'relevance' WHEN p_near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
-  v_order text;
-  v_ids bigint[];
+  v_column text := substring(v_sort FROM '^(just_value|assessed_value|taxable_value|last_sale_date|last_sale_price|year_built)_(?:asc|desc)$');
+  v_dir text := CASE WHEN v_sort LIKE '%\_desc' THEN 'DESC' ELSE 'ASC' END;
   v_exact text;
-  v_first bigint[];
+  v_words_exact text;
+  v_ids bigint[];
   v_matches integer;
-  v_tier text;
-  v_skip integer;
 BEGIN
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
-  v_order := CASE v_sort
-    WHEN 'relevance' THEN 'p.id'
-    WHEN 'distance' THEN format('ST_Distance(p.geom::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography), p.id', p_near_lng, p_near_lat)
-    WHEN 'id' THEN 'p.id'
-    WHEN 'just_value_asc' THEN 'p.just_value ASC NULLS LAST, p.id'
-    WHEN 'just_value_desc' THEN 'p.just_value DESC NULLS LAST, p.id'
-    WHEN 'assessed_value_asc' THEN 'p.assessed_value ASC NULLS LAST, p.id'
-    WHEN 'assessed_value_desc' THEN 'p.assessed_value DESC NULLS LAST, p.id'
-    WHEN 'taxable_value_asc' THEN 'p.taxable_value ASC NULLS LAST, p.id'
-    WHEN 'taxable_value_desc' THEN 'p.taxable_value DESC NULLS LAST, p.id'
-    WHEN 'last_sale_date_asc' THEN 'p.last_sale_date ASC NULLS LAST, p.id'
-    WHEN 'last_sale_date_desc' THEN 'p.last_sale_date DESC NULLS LAST, p.id'
-    WHEN 'last_sale_price_asc' THEN 'p.last_sale_price ASC NULLS LAST, p.id'
-    WHEN 'last_sale_price_desc' THEN 'p.last_sale_price DESC NULLS LAST, p.id'
-    WHEN 'year_built_asc' THEN 'p.year_built ASC NULLS LAST, p.id'
-    WHEN 'year_built_desc' THEN 'p.year_built DESC NULLS LAST, p.id'
-  END;
-  IF v_order IS NULL THEN PERFORM core.bad_input(format('sort: unknown sort ''%s''', v_sort)); END IF;
+  IF v_sort NOT IN ('relevance', 'distance', 'id') AND v_column IS NULL THEN
+    PERFORM core.bad_input(format('sort: unknown sort ''%s''', v_sort));
+  END IF;
   IF v_sort = 'relevance' AND p_query IS NULL THEN PERFORM core.bad_input('sort: relevance needs query'); END IF;
   IF v_sort = 'distance' AND p_near_lat IS NULL THEN PERFORM core.bad_input('sort: distance needs near and radius_m'); END IF;
   v_where := api.parcel_where(v_filter, v_words);
 
-  IF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
+  IF v_column IS NOT NULL THEN
+    -- parcels with a value in the sort's order (ties by id the same way), then those without one, by id
+    v_ids := api.parcel_page_by_tiers(v_where,
+      ARRAY[format('p.%I IS NOT NULL', v_column), format('p.%I IS NULL', v_column)],
+      ARRAY[format('p.%1$I %2$s, p.id %2$s', v_column, v_dir), format('p.id %s', v_dir)], p_limit, p_offset);
+  ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
     -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
     -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier, each tier in
     -- id order, without scoring the whole set: the query's exact text, then every word held exactly, then the rest.
     EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM core.parcels p WHERE %s LIMIT 5001) m', v_where) INTO v_matches;
     v_exact := format('(coalesce(p.owner_search = %1$L, false) OR coalesce(p.address_search = %1$L, false))', v_q);
     IF v_matches <= 5000 THEN
-      v_order := format('%s DESC, %s DESC, p.id', api.parcel_query_score_sql(v_words), v_exact);
+      EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s DESC, %s DESC, p.id LIMIT %s OFFSET %s) page',
+                     v_where, api.parcel_query_score_sql(v_words), v_exact, p_limit, p_offset) INTO v_ids;
     ELSE
-      v_ids := '{}';
-      v_skip := p_offset;
-      FOREACH v_tier IN ARRAY ARRAY[
-        format('(p.owner_search = %1$L OR p.address_search = %1$L)', v_q),
-        format('p.search_terms @> %L::text[] AND NOT %s', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw), v_exact),
-        format('NOT (p.search_terms @> %L::text[])', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw))]
-      LOOP
-        EXIT WHEN cardinality(v_ids) >= p_limit;
-        EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s AND %s ORDER BY p.id LIMIT %s) t',
-                       v_where, v_tier, v_skip + p_limit - cardinality(v_ids)) INTO v_first;
-        v_first := coalesce(v_first, '{}');
-        v_ids := v_ids || coalesce(v_first[v_skip + 1 :], '{}');
-        -- a tier that ended short of the page is whole: the next one starts where its rows ran out
-        v_skip := greatest(v_skip - cardinality(v_first), 0);
-      END LOOP;
-      RETURN QUERY SELECT * FROM api.parcel_rows(v_ids, false);
-      RETURN;
+      v_words_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
+      v_ids := api.parcel_page_by_tiers(v_where,
+        ARRAY[format('(p.owner_search = %1$L OR p.address_search = %1$L)', v_q),
+              format('%s AND NOT %s', v_words_exact, v_exact), format('NOT (%s)', v_words_exact)],
+        ARRAY['p.id', 'p.id', 'p.id'], p_limit, p_offset);
     END IF;
+  ELSE
+    EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s LIMIT %s OFFSET %s) page',
+                   v_where,
+                   CASE WHEN v_sort = 'distance'
+                        THEN format('ST_Distance(p.geom::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography), p.id', p_near_lng, p_near_lat)
+                        ELSE 'p.id' END,
+                   p_limit, p_offset) INTO v_ids;
   END IF;
-  EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s LIMIT %s OFFSET %s) page',
-                 v_where, v_order, p_limit, p_offset)
-     INTO v_ids;
   RETURN QUERY SELECT * FROM api.parcel_rows(coalesce(v_ids, '{}'), false);
 END $$;
 COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer) IS
-  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier (exact text, every word exact, the rest), each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc; ties broken by id. geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
+  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier (exact text, every word exact, the rest), each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
 
 CREATE FUNCTION api.count_parcels(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,

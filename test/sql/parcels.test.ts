@@ -190,6 +190,13 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
     'query words: the GIN index over search terms',
   );
   t.match(
+    await plan(
+      `SELECT id FROM core.parcels p WHERE p.year_built IS NOT NULL ORDER BY year_built DESC, id DESC LIMIT 25`,
+    ),
+    /Scan Backward using parcels_year_built_idx/,
+    'an unfiltered sorted page reads its partial index backward',
+  );
+  t.match(
     await plan(`SELECT term FROM core.parcel_terms WHERE term % 'SMYTH'`),
     /parcel_terms_trgm_idx/,
     'typo expansion: the trigram index over the vocabulary',
@@ -204,7 +211,7 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
   );
   t.match(
     await plan(
-      `SELECT id FROM core.parcels p WHERE p.county_id = 13 AND p.dor_use_code = '0100' ORDER BY just_value DESC, id LIMIT 25`,
+      `SELECT id FROM core.parcels p WHERE p.county_id = 13 AND p.dor_use_code = '0100' ORDER BY just_value DESC, id DESC LIMIT 25`,
     ),
     /parcels_county_use_value_idx/,
   );
@@ -281,3 +288,29 @@ t.test('totals equal the rows search pages through, for every kind of query', as
     t.equal(new Set(all).size, all.length, `${q}: no row twice`);
   }
 });
+
+t.test(
+  'value sorts: valued parcels in order (ties by id the same way), then those without a value; pages tile',
+  async (t) => {
+    for (const [column, dir] of [
+      ['year_built', 'desc'],
+      ['year_built', 'asc'],
+      ['last_sale_price', 'desc'],
+      ['just_value', 'asc'],
+    ] as const) {
+      const sort = `${column}_${dir}`;
+      const expected = await ids(
+        sql.unsafe(`SELECT id::int FROM core.parcels WHERE county_id = 39 OR county_id = 48
+                   ORDER BY (${column} IS NULL), ${column} ${dir}, id ${dir}`) as unknown as Promise<{ id: number }[]>,
+      );
+      const paged: number[] = [];
+      for (let offset = 0; offset < expected.length; offset += 40) {
+        paged.push(
+          ...(await ids(sql`SELECT id FROM api.search_parcels(p_county => '{liberty,orange}', p_sort => ${sort},
+                                                              p_limit => 40, p_offset => ${offset})`)),
+        );
+      }
+      t.same(paged, expected, `${sort}: every page in order, none repeated or skipped`);
+    }
+  },
+);
