@@ -348,6 +348,15 @@ END $$;
 COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer) IS
   'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier (exact text, every word exact, the rest), each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
 
+-- A filter on nothing but county, use codes, city and ZIP: its totals and facets are in core.parcel_facet_counts.
+CREATE FUNCTION api.parcel_filter_is_categorical(f api.parcel_filter) RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN num_nonnulls(f.query, f.just_value_min, f.just_value_max, f.assessed_min, f.assessed_max, f.sale_after,
+                      f.sale_before, f.sale_price_min, f.sale_price_max, f.near_lat, f.bbox, f.point_lng) = 0;
+COMMENT ON FUNCTION api.parcel_filter_is_categorical(api.parcel_filter) IS
+  'Helper of count_parcels / facet_parcels: true when the filter uses only county, use_code, dor_use_code, city and '
+  'zip, so exact totals and facets can be summed from core.parcel_facet_counts.';
+
 CREATE FUNCTION api.count_parcels(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
   p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
@@ -375,6 +384,11 @@ BEGIN
     SELECT t.parcels INTO v_count FROM core.parcel_terms t WHERE t.term = v_words[1].terms[1];
     RETURN coalesce(v_count, 0);
   END IF;
+  IF api.parcel_filter_is_categorical(v_filter) THEN
+    EXECUTE format('SELECT coalesce(sum(p.parcels), 0)::integer FROM core.parcel_facet_counts p WHERE %s',
+                   api.parcel_where(v_filter, v_words)) INTO v_count;
+    RETURN v_count;
+  END IF;
   EXECUTE format('SELECT count(*) FROM core.parcels p WHERE %s', api.parcel_where(v_filter, v_words)) INTO v_count;
   RETURN v_count;
 END $$;
@@ -395,10 +409,13 @@ CREATE FUNCTION api.facet_parcels(
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
-  v_where text := api.parcel_where(api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+  v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
       p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
-      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
-    CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END);
+      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
+  v_where text := api.parcel_where(v_filter, CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END);
+  -- only county / use code / city / zip filters: sum the trigger-kept counts instead of counting rows
+  v_source text := CASE WHEN api.parcel_filter_is_categorical(v_filter) THEN 'core.parcel_facet_counts' ELSE 'core.parcels' END;
+  v_measure text := CASE WHEN api.parcel_filter_is_categorical(v_filter) THEN 'sum(p.parcels)::int' ELSE 'count(*)::int' END;
   v_facet text;
   v_expr text;
   v_counts jsonb;
@@ -417,8 +434,8 @@ BEGIN
     END IF;
     EXECUTE format(
       'SELECT coalesce(jsonb_agg(jsonb_build_object(''value'', v, ''count'', n) ORDER BY n DESC, v NULLS LAST), ''[]'')
-         FROM (SELECT %s AS v, count(*)::int AS n FROM core.parcels p WHERE %s GROUP BY 1 ORDER BY 2 DESC, 1 NULLS LAST LIMIT 100) f',
-      v_expr, v_where) INTO v_counts;
+         FROM (SELECT %s AS v, %s AS n FROM %s p WHERE %s GROUP BY 1 ORDER BY 2 DESC, 1 NULLS LAST LIMIT 100) f',
+      v_expr, v_measure, v_source, v_where) INTO v_counts;
     v_out := v_out || jsonb_build_object(v_facet, v_counts);
   END LOOP;
   RETURN v_out;

@@ -314,3 +314,42 @@ t.test(
     }
   },
 );
+
+t.test(
+  'facet counts stay exact through writes; categorical totals and facets equal counts over the rows',
+  async (t) => {
+    const db = await createTestDatabase();
+    t.teardown(db.drop);
+    // EXCEPT compares NULLs as equal, as the counts' NULLS NOT DISTINCT key does
+    const drift = () => db.sql`
+    WITH truth AS (SELECT county_id, dor_use_code, property_use_code, site_city, site_zip, count(*)::int AS n
+                     FROM core.parcels GROUP BY 1, 2, 3, 4, 5),
+         kept AS (SELECT county_id, dor_use_code, property_use_code, site_city, site_zip, parcels AS n
+                    FROM core.parcel_facet_counts)
+    (SELECT * FROM truth EXCEPT SELECT * FROM kept) UNION ALL (SELECT * FROM kept EXCEPT SELECT * FROM truth)`;
+    t.same(await drift(), [], 'after the fixtures');
+    await db.sql`INSERT INTO core.parcels (county_id, parcel_id, dor_use_code, site_city, site_zip)
+               VALUES (1, 'F-1', '0100', 'GAINESVILLE', '32601'), (1, 'F-2', '0100', 'GAINESVILLE', '32601'),
+                      (1, 'F-3', NULL, NULL, NULL)`;
+    await db.sql`UPDATE core.parcels SET site_zip = '32603' WHERE parcel_id = 'F-2'`;
+    await db.sql`UPDATE core.parcels SET just_value = 1 WHERE county_id = 1`;
+    await db.sql`DELETE FROM core.parcels WHERE parcel_id = 'F-3'`;
+    t.same(await drift(), [], 'after inserts, a re-classification, a value-only update and a delete');
+    const total = async (where: string, call: string) => {
+      const [brute] = await db.sql.unsafe(`SELECT count(*)::int AS n FROM core.parcels p WHERE ${where}`);
+      const [fast] = await db.sql.unsafe(`SELECT api.count_parcels(${call}) AS n`);
+      t.equal(fast?.n, brute?.n, call);
+    };
+    await total('county_id = 13', `p_county => '{miami-dade}'`);
+    await total(`county_id = 13 AND dor_use_code = '0100'`, `p_county => '{miami-dade}', p_dor_use_code => '{01}'`);
+    await total(`upper(site_city) = 'GAINESVILLE' AND site_zip = '32601'`, `p_city => 'gainesville', p_zip => '32601'`);
+    await total('true', '');
+    const [facets] = await db.sql`SELECT api.facet_parcels('{county,zip}', p_dor_use_code => '{0100}') AS f`;
+    const byCounty = await db.sql`
+    SELECT c.slug AS value, count(*)::int AS count FROM core.parcels p JOIN core.counties c ON c.id = p.county_id
+     WHERE p.dor_use_code = '0100' GROUP BY 1 ORDER BY 2 DESC, 1`;
+    t.same(facets?.f.county, [...byCounty], 'county facet from the counts table');
+    await db.sql`TRUNCATE core.parcels CASCADE`;
+    t.same(await db.sql`SELECT 1 FROM core.parcel_facet_counts`, [], 'truncation empties it');
+  },
+);
