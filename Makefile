@@ -5,10 +5,11 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 TSX := node --import tsx
 TEST_DB ?= florida_test_template
 PARCELS ?= 100000
+SCALE ?= 1000000
 SEED ?= 1
 OUT ?= .local/state
 
-.PHONY: help install services stop status db run test check typecheck lint format bench-overhead data load-data
+.PHONY: help install services stop status db run test check typecheck lint format bench-overhead bench data load-data
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -51,8 +52,9 @@ format:
 bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and metering
 	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-8} --connections 32 --rounds $${ROUNDS:-3} --endpoint $${ENDPOINT:-/parcels/1}
 
-bench: db ## per-endpoint latency and throughput with floors, into bench/RESULTS.md (load data first: make load-data)
-	@$(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10}
+bench: services ## issue 9 benchmark on SCALE synthetic parcels (default 1000000; 10800000 = full state) into bench/RESULTS.md
+	@url=$$($(TSX) bench/state.ts --parcels $(SCALE)) && unset API_DATABASE_URL && DATABASE_URL="$$url" \
+	  $(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10}
 
 data: ## synthetic statewide NAL, SDF, polygons and delinquencies for all 67 counties (PARCELS=, SEED=, OUT=)
 	@$(TSX) scripts/generate-state.ts --parcels $(PARCELS) --seed $(SEED) --out $(OUT)

@@ -13,6 +13,7 @@ import { resolveKeySecret } from '../src/accounts/keys.ts';
 import { accounts } from '../src/accounts/service.ts';
 import { drive, type DriveResult } from './driver.ts';
 import { buildWorkloads, mixed } from './workload.ts';
+import { measureRecall } from './recall.ts';
 
 const { values } = parseArgs({
   options: {
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     'mixed-concurrency': { type: 'string', default: '16' },
     port: { type: 'string', default: '3999' },
     out: { type: 'string', default: 'bench/RESULTS.md' },
+    'recall-queries': { type: 'string', default: '40' },
   },
 });
 const seconds = Number(values.seconds);
@@ -151,6 +153,15 @@ try {
   console.error(`bench: pgbench failed: ${(err as Error).message.split('\n')[0]}`);
 }
 
+const searchQueries = (workloads['search statewide'] ?? []).map((path) =>
+  new URL(path, base).searchParams.get('query')!,
+);
+const recallSample = searchQueries
+  .filter((_, i) => i % Math.max(1, Math.floor(searchQueries.length / Number(values['recall-queries']))) === 0)
+  .slice(0, Number(values['recall-queries']));
+console.error(`bench: recall of the top 25 for ${recallSample.length} queries against the exhaustive ranking`);
+const recall = await measureRecall(owner, recallSample, 25);
+
 const status = readFileSync(`/proc/${api.pid}/status`, 'utf8');
 const peakRssMb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
 const [{ size }] = (await owner`SELECT pg_size_pretty(pg_database_size(current_database())) AS size`) as unknown as [
@@ -183,7 +194,7 @@ const report = `# Benchmark results (latest run)
 - When: ${new Date().toISOString()}, commit ${commit}
 - Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load generator on the same machine
 - Data: ${parcels.toLocaleString('en-US')} parcels, ${sales.toLocaleString('en-US')} sales, ${delinquencies.toLocaleString('en-US')} delinquency records; database size ${size}
-- Command: \`make bench\` (\`node --import tsx bench/run.ts --seconds ${seconds} --concurrency ${concurrency} --mixed-concurrency ${mixedConcurrency}\`)
+- Command: \`make bench SCALE=${parcels}\` (the state from \`bench/state.ts\`, then \`node --import tsx bench/run.ts --seconds ${seconds} --concurrency ${concurrency} --mixed-concurrency ${mixedConcurrency}\`)
 - The API runs as its own process with auth and metering on (an Enterprise key with a very high RPM). Each endpoint:
   ${concurrency} concurrent keep-alive connections, ${seconds} s after a 2 s warm-up, exact percentiles. The mixed run,
   the HTTP floor and the database floor use ${mixedConcurrency} connections / clients.
@@ -201,6 +212,10 @@ Floors measured in the same run:
 | database alone (pgbench, api.get_parcel, ${mixedConcurrency} clients) | ${dbFloorTps.toFixed(0)} tps | parcel by id at the same concurrency: ${byIdAtLoad ? `${byIdAtLoad.rps.toFixed(0)} req/s, ${dbFloorTps > 0 ? ((byIdAtLoad.rps / dbFloorTps) * 100).toFixed(0) : '—'}% of the floor` : '—'} (target ≥ 60%) |
 
 API process peak memory (VmHWM): ${peakRssMb.toFixed(0)} MB (target ≤ 300 MB).
+
+Search quality: recall of the top 25 for ${recall.queries} of the ${searchQueries.length} statewide search queries, against an
+exhaustive ranking by the same documented semantics (\`bench/recall.ts\`): **${recall.recall.toFixed(3)}** (target ≥ 0.95:
+${recall.recall >= 0.95 ? 'met' : '**missed**'}). Lowest: ${recall.worst.map((w) => `${w.query} ${w.recall.toFixed(2)}`).join(', ')}.
 `;
 writeFileSync(values.out, report);
 console.log(report);

@@ -12,57 +12,70 @@ import { importParcelGeometry } from '../src/importers/parcel-geometry.ts';
 import type { ImportOptions, ImportSummary } from '../src/importers/pipeline.ts';
 import { importSdf } from '../src/importers/sdf.ts';
 
-const { values } = parseArgs({
-  options: {
-    out: { type: 'string', default: '.local/state' },
-    counties: { type: 'string' },
-  },
-});
-const out = values.out;
-const manifestPath = join(out, 'manifest.json');
-if (!existsSync(manifestPath)) {
-  console.error(`${manifestPath} not found: run \`make data OUT=${out}\` first`);
-  process.exit(1);
-}
-const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Omit<GenerateSummary, 'seconds'>;
-const only = values.counties ? new Set(values.counties.split(',').map((s) => s.trim())) : null;
-const counties = manifest.counties.filter((c) => !only || only.has(c.slug)).sort((a, b) => a.coNo - b.coNo);
-if (only && counties.length !== only.size) {
-  console.error(`unknown county slug in --counties ${values.counties}`);
-  process.exit(1);
+export interface LoadTotals {
+  counties: number;
+  files: number;
+  parcels: number;
+  sales: number;
+  polygons: number;
+  delinquencies: number;
+  seconds: number;
 }
 
-/** One importer run (it prints its own progress); a failure stops the load with the importer's one-line message. */
-async function importer(run: (o: ImportOptions) => Promise<ImportSummary>, options: ImportOptions): Promise<number> {
-  try {
-    return (await run({ quiet: !process.stderr.isTTY, ...options })).seconds;
-  } catch (err) {
-    console.error(`import failed: ${options.file}: ${(err as Error).message}`);
-    process.exit(1);
+/** Loads the generated state in `out` into the database at `databaseUrl` (DATABASE_URL when absent). */
+export async function loadState(
+  out: string,
+  opts: { databaseUrl?: string; counties?: string[]; log?: (line: string) => void } = {},
+): Promise<LoadTotals> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const manifestPath = join(out, 'manifest.json');
+  if (!existsSync(manifestPath)) throw new Error(`${manifestPath} not found: run \`make data OUT=${out}\` first`);
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Omit<GenerateSummary, 'seconds'>;
+  const only = opts.counties ? new Set(opts.counties) : null;
+  const counties = manifest.counties.filter((c) => !only || only.has(c.slug)).sort((a, b) => a.coNo - b.coNo);
+  if (only && counties.length !== only.size) throw new Error(`unknown county slug in ${opts.counties!.join(',')}`);
+
+  const importer = async (run: (o: ImportOptions) => Promise<ImportSummary>, options: ImportOptions) => {
+    try {
+      return (await run({ quiet: !process.stderr.isTTY, databaseUrl: opts.databaseUrl, ...options })).seconds;
+    } catch (err) {
+      throw new Error(`import failed: ${options.file}: ${(err as Error).message}`);
+    }
+  };
+  const started = performance.now();
+  const totals = { counties: counties.length, files: 0, parcels: 0, sales: 0, polygons: 0, delinquencies: 0 };
+  for (const c of counties) {
+    const file = (f: string) => join(out, f);
+    const seconds =
+      (await importer(importNal, { file: file(c.files.nal) })) +
+      (await importer(importSdf, { file: file(c.files.sdf) })) +
+      (await importer(importParcelGeometry, { file: file(c.files.gis), county: c.slug })) +
+      (await importer(importDelinquencies, { file: file(c.files.delinquencies), county: c.slug, vendor: c.vendor }));
+    totals.files += 4;
+    totals.parcels += c.parcels;
+    totals.sales += c.sales;
+    totals.polygons += c.polygons;
+    totals.delinquencies += c.delinquencies;
+    log(
+      `[${c.coNo} ${c.slug}] loaded ${c.parcels} parcels, ${c.sales} sales, ${c.polygons} polygons, ` +
+        `${c.delinquencies} delinquencies in ${seconds.toFixed(1)} s`,
+    );
   }
+  const result = { ...totals, seconds: (performance.now() - started) / 1000 };
+  log(
+    `loaded ${result.counties} counties, ${result.files} files from ${out}: ${result.parcels} parcels, ` +
+      `${result.sales} sales, ${result.polygons} polygons, ${result.delinquencies} delinquency records in ` +
+      `${result.seconds.toFixed(1)} s`,
+  );
+  return result;
 }
 
-const started = performance.now();
-const totals = { files: 0, parcels: 0, sales: 0, polygons: 0, delinquencies: 0 };
-for (const c of counties) {
-  const file = (f: string) => join(out, f);
-  const seconds =
-    (await importer(importNal, { file: file(c.files.nal) })) +
-    (await importer(importSdf, { file: file(c.files.sdf) })) +
-    (await importer(importParcelGeometry, { file: file(c.files.gis), county: c.slug })) +
-    (await importer(importDelinquencies, { file: file(c.files.delinquencies), county: c.slug, vendor: c.vendor }));
-  totals.files += 4;
-  totals.parcels += c.parcels;
-  totals.sales += c.sales;
-  totals.polygons += c.polygons;
-  totals.delinquencies += c.delinquencies;
-  console.log(
-    `[${c.coNo} ${c.slug}] loaded ${c.parcels} parcels, ${c.sales} sales, ${c.polygons} polygons, ` +
-      `${c.delinquencies} delinquencies in ${seconds.toFixed(1)} s`,
-  );
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({
+    options: { out: { type: 'string', default: '.local/state' }, counties: { type: 'string' } },
+  });
+  loadState(values.out, { counties: values.counties?.split(',').map((s) => s.trim()) }).catch((err: Error) => {
+    console.error(err.message);
+    process.exit(1);
+  });
 }
-const seconds = (performance.now() - started) / 1000;
-console.log(
-  `loaded ${counties.length} counties, ${totals.files} files from ${out}: ${totals.parcels} parcels, ${totals.sales} sales, ` +
-    `${totals.polygons} polygons, ${totals.delinquencies} delinquency records in ${seconds.toFixed(1)} s`,
-);

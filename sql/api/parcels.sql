@@ -101,19 +101,23 @@ DECLARE
 BEGIN
   FOREACH v_word IN ARRAY v_words LOOP
     SELECT t.parcels INTO v_df FROM core.parcel_terms t WHERE t.term = v_word;
+    -- the trigram prefilter of typo candidates: loose enough for one edit in a short word (JON ~ JOHN shares 0.29),
+    -- tighter for longer words, whose candidates within two edits share more (and far fewer index entries are read)
+    PERFORM set_config('pg_trgm.similarity_threshold', CASE WHEN length(v_word) <= 4 THEN '0.2' ELSE '0.3' END, true);
     SELECT v_word, coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
            coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}')
       INTO v_word_out
       FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q FROM (
               SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = v_word
               UNION ALL
-              -- typos: only for words that are rare or unknown (a common word is meant as written), never numbers
+              -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common
+              -- word is meant as written, and its exact total then comes from the vocabulary); never numbers
               (SELECT t.term, t.parcels, 1 - levenshtein(v_word, t.term)::float8 / greatest(length(v_word), length(t.term))
                  FROM core.parcel_terms t
-                WHERE coalesce(v_df, 0) < 1000 AND length(v_word) >= 3 AND v_word !~ '^[0-9]+$'
+                WHERE (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) >= 3 AND v_word !~ '^[0-9]+$'
                   AND t.term % v_word AND t.term <> v_word
                   AND levenshtein(v_word, t.term) <= CASE WHEN length(v_word) <= 5 THEN 1 ELSE 2 END
-                ORDER BY levenshtein(v_word, t.term), t.parcels DESC, t.term LIMIT 5)
+                ORDER BY levenshtein(v_word, t.term), t.parcels DESC, t.term LIMIT 16)
               UNION ALL
               -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
               (SELECT t.term, t.parcels, length(v_word)::float8 / length(t.term)
@@ -130,8 +134,9 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION api.parcel_query_words(text) IS
   'How parcel search reads a query: its distinct normalized words (at most 12), each with the vocabulary terms it '
-  'matches (core.parcel_terms): the word itself; for a word held by fewer than 1,000 parcels (or none): up to 5 terms '
-  'within 1 edit (2 for words of 6+ letters) and, for the last word, up to 5 completions; numbers only as written. Words '
+  'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, up '
+  'to 16 terms within 1 edit (2 for words of 6+ letters); for a last word held by fewer than 1,000 parcels, up to 5 '
+  'completions. Words '
   'matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 
 -- The relevance score of a parcel for query words: the mean over words of the best quality among the word's terms
@@ -152,7 +157,10 @@ DECLARE
   pt text;
 BEGIN
   IF f.county IS NOT NULL THEN
-    w := w || format('p.county_id = ANY (%L::smallint[])', api.county_ids(f.county));
+    -- one value as plain equality, so an index that continues with the sort key returns rows already in order
+    w := w || (SELECT CASE WHEN cardinality(ids) = 1 THEN format('p.county_id = %s', ids[1])
+                           ELSE format('p.county_id = ANY (%L::smallint[])', ids) END
+                 FROM (SELECT api.county_ids(f.county) AS ids) c);
   END IF;
   IF f.query IS NOT NULL THEN
     -- every query word must match: one GIN condition per word, over the word's vocabulary terms
@@ -166,7 +174,9 @@ BEGIN
     w := w || format('p.property_use_code = ANY (%L::text[])', (SELECT array_agg(upper(u)) FROM unnest(f.use_code) u));
   END IF;
   IF f.dor_use_code IS NOT NULL THEN
-    w := w || format('p.dor_use_code = ANY (%L::text[])', (SELECT array_agg(api.normalize_dor_use_code(u)) FROM unnest(f.dor_use_code) u));
+    w := w || (SELECT CASE WHEN cardinality(codes) = 1 THEN format('p.dor_use_code = %L', codes[1])
+                           ELSE format('p.dor_use_code = ANY (%L::text[])', codes) END
+                 FROM (SELECT array_agg(DISTINCT api.normalize_dor_use_code(u)) AS codes FROM unnest(f.dor_use_code) u) c);
   END IF;
   IF f.city IS NOT NULL THEN w := w || format('upper(p.site_city) = upper(%L)', btrim(f.city)); END IF;
   IF f.zip IS NOT NULL THEN w := w || format('p.site_zip = %L', left(btrim(f.zip), 5)); END IF;
@@ -181,7 +191,7 @@ BEGIN
   IF f.near_lat IS NOT NULL THEN
     pt := format('ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)', f.near_lng, f.near_lat);
     -- a degree box around the point first (GiST on geom), then the exact distance on the spheroid
-    w := w || format('p.geom && ST_Expand(%1$s, %2$L::float8, %3$L::float8) AND ST_DWithin(p.geom::geography, %1$s::geography, %4$L::float8)',
+    w := w || format('p.geom && ST_Expand(%1$s, %2$L::float8, %3$L::float8) AND ST_DWithin(p.geom::geography, %1$s::geography, %4$L::float8, false)',
                      pt, f.radius_m / (111320 * cos(radians(f.near_lat))) * 1.01, f.radius_m / 110574 * 1.01, f.radius_m);
   END IF;
   IF f.bbox IS NOT NULL THEN
@@ -254,9 +264,11 @@ COMMENT ON FUNCTION api.parcel_filter_of(text, text[], text[], text[], text, tex
 
 -- A page of parcel ids over tiers: every tier is read in its own order from an index and only as far as the page
 -- needs; a tier that ends before the page does is whole, and the next one continues it.
-CREATE FUNCTION api.parcel_page_by_tiers(p_where text, p_tiers text[], p_orders text[], p_limit integer, p_offset integer)
+CREATE FUNCTION api.parcel_page_by_tiers(p_where text, p_tiers text[], p_orders text[], p_limit integer, p_offset integer,
+                                         p_walk boolean[] DEFAULT NULL)
 RETURNS bigint[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
+  SET enable_bitmapscan = on SET enable_seqscan = on  -- restored at exit: turning them off below stays inside
 AS $$
 DECLARE
   v_ids bigint[] := '{}';
@@ -265,6 +277,10 @@ DECLARE
 BEGIN
   FOR i IN 1 .. cardinality(p_tiers) LOOP
     EXIT WHEN cardinality(v_ids) >= p_limit;
+    -- A tier known to be large (thousands of rows) is read by walking its order's index and filtering, which stops
+    -- after a page; the planner's estimate for word arrays can be far too low and pick a scan and a full sort.
+    PERFORM set_config('enable_bitmapscan', CASE WHEN coalesce(p_walk[i], false) THEN 'off' ELSE 'on' END, true),
+            set_config('enable_seqscan', CASE WHEN coalesce(p_walk[i], false) THEN 'off' ELSE 'on' END, true);
     EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s AND %s ORDER BY %s LIMIT %s) t',
                    p_where, p_tiers[i], p_orders[i], v_skip + p_limit - cardinality(v_ids)) INTO v_rows;
     v_rows := coalesce(v_rows, '{}');
@@ -273,9 +289,9 @@ BEGIN
   END LOOP;
   RETURN v_ids;
 END $$;
-COMMENT ON FUNCTION api.parcel_page_by_tiers(text, text[], text[], integer, integer) IS
+COMMENT ON FUNCTION api.parcel_page_by_tiers(text, text[], text[], integer, integer, boolean[]) IS
   'Helper of search_parcels: the ids of one page (p_limit from p_offset) of the rows matching p_where, taken from '
-  'p_tiers in turn, each tier ordered by its p_orders entry.';
+  'p_tiers in turn, each tier ordered by its p_orders entry; p_walk[i] reads tier i along its order''s index (for tiers known to be large).';
 
 CREATE FUNCTION api.search_parcels(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
@@ -303,7 +319,8 @@ DECLARE
   v_exact text;
   v_words_exact text;
   v_ids bigint[];
-  v_matches integer;
+  v_matches bigint;
+  v_bound bigint;
 BEGIN
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
@@ -323,7 +340,19 @@ BEGIN
     -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
     -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier, each tier in
     -- id order, without scoring the whole set: the query's exact text, then every word held exactly, then the rest.
-    EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM core.parcels p WHERE %s LIMIT 5001) m', v_where) INTO v_matches;
+    -- The vocabulary bounds the number of matches: at most the smallest word's document frequency (the sum over its
+    -- terms), exactly it for a single word that stands only for itself. Count (up to 5,001) only when neither decides.
+    SELECT min(f), CASE WHEN count(*) = 1 AND max(cardinality(qw.terms)) = 1 THEN min(f) END INTO v_bound, v_matches
+      FROM unnest(v_words) AS qw,
+           LATERAL (SELECT coalesce(sum(t.parcels), 0) AS f FROM core.parcel_terms t WHERE t.term = ANY (qw.terms)) d;
+    IF v_matches IS NULL OR num_nonnulls(p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min,
+         p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
+         p_sale_price_max, p_near_lat, p_bbox, p_point_lng) > 0 THEN
+      v_matches := CASE WHEN v_bound <= 5000 THEN v_bound END;
+    END IF;
+    IF v_matches IS NULL THEN
+      EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM core.parcels p WHERE %s LIMIT 5001) m', v_where) INTO v_matches;
+    END IF;
     v_exact := format('(coalesce(p.owner_search = %1$L, false) OR coalesce(p.address_search = %1$L, false))', v_q);
     IF v_matches <= 5000 THEN
       EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s DESC, %s DESC, p.id LIMIT %s OFFSET %s) page',
@@ -333,13 +362,13 @@ BEGIN
       v_ids := api.parcel_page_by_tiers(v_where,
         ARRAY[format('(p.owner_search = %1$L OR p.address_search = %1$L)', v_q),
               format('%s AND NOT %s', v_words_exact, v_exact), format('NOT (%s)', v_words_exact)],
-        ARRAY['p.id', 'p.id', 'p.id'], p_limit, p_offset);
+        ARRAY['p.id', 'p.id', 'p.id'], p_limit, p_offset, ARRAY[false, true, true]);
     END IF;
   ELSE
     EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s LIMIT %s OFFSET %s) page',
                    v_where,
                    CASE WHEN v_sort = 'distance'
-                        THEN format('ST_Distance(p.geom::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography), p.id', p_near_lng, p_near_lat)
+                        THEN format('ST_Distance(p.geom::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography, false), p.id', p_near_lng, p_near_lat)
                         ELSE 'p.id' END,
                    p_limit, p_offset) INTO v_ids;
   END IF;
