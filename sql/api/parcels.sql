@@ -368,7 +368,7 @@ BEGIN
     EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s LIMIT %s OFFSET %s) page',
                    v_where,
                    CASE WHEN v_sort = 'distance'
-                        THEN format('ST_Distance(p.geom::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography, false), p.id', p_near_lng, p_near_lat)
+                        THEN format('ST_Distance(p.centroid::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography, false), p.id', p_near_lng, p_near_lat)
                         ELSE 'p.id' END,
                    p_limit, p_offset) INTO v_ids;
   END IF;
