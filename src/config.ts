@@ -18,6 +18,8 @@ const ConfigSchema = Type.Object({
   /** The API's own connection, as the read-only role; derived from DATABASE_URL when not set (db-url.ts). */
   API_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  /** API processes sharing the port (node:cluster); every one meters through the same Redis and Postgres. */
+  WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   /** Default: the project-local Redis (REDIS_PORT). */
   REDIS_URL: Type.String({ pattern: '^rediss?://' }),
   REDIS_KEY_PREFIX: Type.String({ default: 'fl:' }),

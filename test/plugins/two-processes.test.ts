@@ -26,7 +26,7 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts `src/main.ts` as its own OS process and resolves with its base URL once it listens. */
-async function startProcess(): Promise<string> {
+async function startProcess(extraEnv: Record<string, string> = {}): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
@@ -38,6 +38,7 @@ async function startProcess(): Promise<string> {
       REDIS_KEY_PREFIX: prefix,
       API_KEY_SECRET: TEST_KEY_SECRET,
       DATABASE_POOL_SIZE: '2',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -48,11 +49,12 @@ async function startProcess(): Promise<string> {
     }
   });
   let output = '';
+  const listeners = Number(extraEnv.WORKERS ?? 1);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`process did not listen: ${output}`)), 30_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Server listening')) {
+      if (output.split('Server listening').length - 1 >= listeners) {
         clearTimeout(timer);
         resolve();
       }
@@ -60,10 +62,10 @@ async function startProcess(): Promise<string> {
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('exit', (code) => reject(new Error(`process exited ${code}: ${output}`)));
   });
-  return `http://127.0.0.1:${port}`;
+  return { base: `http://127.0.0.1:${port}`, child };
 }
 
-const [first, second] = await Promise.all([startProcess(), startProcess()]);
+const [first, second] = (await Promise.all([startProcess(), startProcess()])).map((p) => p.base) as [string, string];
 const status = async (base: string, key: string) =>
   (await fetch(`${base}/v1/counties/miami-dade`, { headers: { authorization: `Bearer ${key}` } })).status;
 
@@ -89,3 +91,18 @@ t.test('a suspended client is refused by both processes, and served again once a
   t.equal(await status(first, c.key), 200);
   t.equal(await status(second, c.key), 200);
 });
+
+t.test(
+  'WORKERS=2: one port served by two worker processes, a revoked key refused, SIGTERM stops them all',
+  async (t) => {
+    const { base, child } = await startProcess({ WORKERS: '2' });
+    const c = await clientWithKey(db.sql, 'growth', { redis });
+    // several requests, so both workers (which share the port) answer some and warm their own key caches
+    for (let i = 0; i < 6; i++) t.equal(await status(base, c.key), 200);
+    await c.svc.revokeKey(c.keyId);
+    for (let i = 0; i < 6; i++) t.equal(await status(base, c.key), 401, `request ${i + 1} after revocation`);
+    child.kill('SIGTERM');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    t.equal(code, 0, 'the primary exits cleanly once its workers have closed');
+  },
+);
