@@ -21,6 +21,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     'mixed-concurrency': { type: 'string', default: '16' },
     port: { type: 'string', default: '3999' },
+    workers: { type: 'string', default: '1' },
     out: { type: 'string', default: 'bench/RESULTS.md' },
     'recall-queries': { type: 'string', default: '40' },
   },
@@ -75,7 +76,8 @@ const api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     PORT: values.port,
     LOG_LEVEL: 'warn',
     BENCH_ROUTES: 'true',
-    DATABASE_POOL_SIZE: String(mixedConcurrency),
+    WORKERS: values.workers,
+    DATABASE_POOL_SIZE: String(Math.max(2, Math.ceil(mixedConcurrency / Number(values.workers)))),
   },
   stdio: ['ignore', 'inherit', 'inherit'],
 });
@@ -162,8 +164,14 @@ const recallSample = searchQueries
 console.error(`bench: recall of the top 25 for ${recallSample.length} queries against the exhaustive ranking`);
 const recall = await measureRecall(owner, recallSample, 25);
 
-const status = readFileSync(`/proc/${api.pid}/status`, 'utf8');
-const peakRssMb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+/** Peak resident memory of each API process (the workers; the supervising primary too when there is one). */
+const hwm = (pid: number) =>
+  Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const apiPids = [
+  api.pid!,
+  ...readFileSync(`/proc/${api.pid}/task/${api.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+];
+const peakRssMb = Math.max(...apiPids.map(hwm));
 const [{ size }] = (await owner`SELECT pg_size_pretty(pg_database_size(current_database())) AS size`) as unknown as [
   { size: string },
 ];
@@ -195,7 +203,7 @@ const report = `# Benchmark results (latest run)
 - Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load generator on the same machine
 - Data: ${parcels.toLocaleString('en-US')} parcels, ${sales.toLocaleString('en-US')} sales, ${delinquencies.toLocaleString('en-US')} delinquency records; database size ${size}
 - Command: \`make bench SCALE=${parcels}\` (the state from \`bench/state.ts\`, then \`node --import tsx bench/run.ts --seconds ${seconds} --concurrency ${concurrency} --mixed-concurrency ${mixedConcurrency}\`)
-- The API runs as its own process with auth and metering on (an Enterprise key with a very high RPM). Each endpoint:
+- The API runs as ${values.workers} worker process(es) of \`src/main.ts\` (\`WORKERS=${values.workers}\`) with auth and metering on (an Enterprise key with a very high RPM). Each endpoint:
   ${concurrency} concurrent keep-alive connections, ${seconds} s after a 2 s warm-up, exact percentiles. The mixed run,
   the HTTP floor and the database floor use ${mixedConcurrency} connections / clients.
 
@@ -211,7 +219,7 @@ Floors measured in the same run:
 | HTTP stack alone (fixed ${sampleBody.length}-byte body) | ${httpFloor.rps.toFixed(0)} req/s | p50 ${httpFloor.p50.toFixed(2)} ms |
 | database alone (pgbench, api.get_parcel, ${mixedConcurrency} clients) | ${dbFloorTps.toFixed(0)} tps | parcel by id at the same concurrency: ${byIdAtLoad ? `${byIdAtLoad.rps.toFixed(0)} req/s, ${dbFloorTps > 0 ? ((byIdAtLoad.rps / dbFloorTps) * 100).toFixed(0) : '—'}% of the floor` : '—'} (target ≥ 60%) |
 
-API process peak memory (VmHWM): ${peakRssMb.toFixed(0)} MB (target ≤ 300 MB).
+API process peak memory (VmHWM, the largest of ${apiPids.length - (apiPids.length > 1 ? 1 : 0)} API worker process(es)): ${peakRssMb.toFixed(0)} MB (target ≤ 300 MB).
 
 Search quality: recall of the top 25 for ${recall.queries} of the ${searchQueries.length} statewide search queries, against an
 exhaustive ranking by the same documented semantics (\`bench/recall.ts\`): **${recall.recall.toFixed(3)}** (target ≥ 0.95:
