@@ -262,6 +262,21 @@ END $$;
 COMMENT ON FUNCTION api.parcel_filter_of(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
   'Checks the filters of parcel search (ranges, coordinates, radius up to 50 km) and makes one api.parcel_filter of them.';
 
+-- The exact total of a search read straight from the vocabulary: a query of one word that stands only for itself
+-- and no other filter matches exactly the parcels holding that word. NULL when the vocabulary does not decide.
+CREATE FUNCTION api.parcel_total_from_vocabulary(f api.parcel_filter, p_words api.query_word[]) RETURNS integer
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+  SELECT coalesce((SELECT t.parcels FROM core.parcel_terms t WHERE t.term = p_words[1].terms[1]), 0)
+   WHERE cardinality(p_words) = 1 AND cardinality(p_words[1].terms) = 1
+     AND num_nonnulls(f.county, f.use_code, f.dor_use_code, f.city, f.zip, f.just_value_min, f.just_value_max,
+                      f.assessed_min, f.assessed_max, f.sale_after, f.sale_before, f.sale_price_min, f.sale_price_max,
+                      f.near_lat, f.bbox, f.point_lng) = 0
+$$;
+COMMENT ON FUNCTION api.parcel_total_from_vocabulary(api.parcel_filter, api.query_word[]) IS
+  'Helper of search_parcels / count_parcels: the exact number of matches when the query is one word standing only '
+  'for itself and nothing else is filtered (that word''s count in core.parcel_terms); NULL otherwise.';
+
 -- A page of parcel ids over tiers: every tier is read in its own order from an index and only as far as the page
 -- needs; a tier that ends before the page does is whole, and the next one continues it.
 CREATE FUNCTION api.parcel_page_by_tiers(p_where text, p_tiers text[], p_orders text[], p_limit integer, p_offset integer,
@@ -342,12 +357,11 @@ BEGIN
     -- id order, without scoring the whole set: the query's exact text, then every word held exactly, then the rest.
     -- The vocabulary bounds the number of matches: at most the smallest word's document frequency (the sum over its
     -- terms), exactly it for a single word that stands only for itself. Count (up to 5,001) only when neither decides.
-    SELECT min(f), CASE WHEN count(*) = 1 AND max(cardinality(qw.terms)) = 1 THEN min(f) END INTO v_bound, v_matches
-      FROM unnest(v_words) AS qw,
-           LATERAL (SELECT coalesce(sum(t.parcels), 0) AS f FROM core.parcel_terms t WHERE t.term = ANY (qw.terms)) d;
-    IF v_matches IS NULL OR num_nonnulls(p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min,
-         p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
-         p_sale_price_max, p_near_lat, p_bbox, p_point_lng) > 0 THEN
+    v_matches := api.parcel_total_from_vocabulary(v_filter, v_words);
+    IF v_matches IS NULL THEN
+      SELECT min(f) INTO v_bound
+        FROM unnest(v_words) AS qw,
+             LATERAL (SELECT coalesce(sum(t.parcels), 0) AS f FROM core.parcel_terms t WHERE t.term = ANY (qw.terms)) d;
       v_matches := CASE WHEN v_bound <= 5000 THEN v_bound END;
     END IF;
     IF v_matches IS NULL THEN
@@ -405,14 +419,8 @@ DECLARE
   v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END;
   v_count integer;
 BEGIN
-  -- One word that stands only for itself and no other filter: the vocabulary holds the exact count.
-  IF cardinality(v_words) = 1 AND cardinality(v_words[1].terms) = 1
-     AND num_nonnulls(p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min, p_just_value_max,
-                      p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min, p_sale_price_max,
-                      p_near_lat, p_bbox, p_point_lng) = 0 THEN
-    SELECT t.parcels INTO v_count FROM core.parcel_terms t WHERE t.term = v_words[1].terms[1];
-    RETURN coalesce(v_count, 0);
-  END IF;
+  v_count := api.parcel_total_from_vocabulary(v_filter, v_words);
+  IF v_count IS NOT NULL THEN RETURN v_count; END IF;
   IF api.parcel_filter_is_categorical(v_filter) THEN
     EXECUTE format('SELECT coalesce(sum(p.parcels), 0)::integer FROM core.parcel_facet_counts p WHERE %s',
                    api.parcel_where(v_filter, v_words)) INTO v_count;
@@ -443,8 +451,9 @@ DECLARE
       p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
   v_where text := api.parcel_where(v_filter, CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END);
   -- only county / use code / city / zip filters: sum the trigger-kept counts instead of counting rows
-  v_source text := CASE WHEN api.parcel_filter_is_categorical(v_filter) THEN 'core.parcel_facet_counts' ELSE 'core.parcels' END;
-  v_measure text := CASE WHEN api.parcel_filter_is_categorical(v_filter) THEN 'sum(p.parcels)::int' ELSE 'count(*)::int' END;
+  v_categorical boolean := api.parcel_filter_is_categorical(v_filter);
+  v_source text := CASE WHEN v_categorical THEN 'core.parcel_facet_counts' ELSE 'core.parcels' END;
+  v_measure text := CASE WHEN v_categorical THEN 'sum(p.parcels)::int' ELSE 'count(*)::int' END;
   v_facet text;
   v_expr text;
   v_counts jsonb;
