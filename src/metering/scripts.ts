@@ -119,20 +119,8 @@ end
 `;
 
 /**
- * One admission. KEYS: st, pend, win, res. ARGV: now_ms, rpm, ver, period, request_id, grant field ('m' live,
- * 't' test), free ('1': a free route, only the rate limit applies and nothing is reserved).
- * Returns {ok, field, count, reset_ms} (see ADMIT_ONE).
- */
-export const ADMIT = `${ADMIT_ONE}
-local ok, field, count, reset_ms = admit(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]), tonumber(ARGV[2]),
-  ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
-apply()
-return {ok, field, count, reset_ms}
-`;
-
-/**
  * The admissions of one turn of a process's event loop, in one round trip and one script run: each is exactly
- * the single admission above, in order, so they are as atomic and as exact as one call each. No KEYS (the key
+ * one ADMIT_ONE admission, in order, so they are as atomic and as exact as one call each. No KEYS (the key
  * prefix comes first in ARGV). ARGV: prefix, then per request: subject, client id, now_ms, rpm, ver, period,
  * request_id, grant field, free. Returns the four values of each admission, one after the other.
  */

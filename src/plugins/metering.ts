@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import { serializeDictionary } from 'structured-headers';
 import { ApiError, sendError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
-import { ACK, ADMIT, ADMIT_MANY, INIT, REAP, SETTLE } from '../metering/scripts.ts';
+import { ACK, ADMIT_MANY, INIT, REAP, SETTLE } from '../metering/scripts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,13 +78,11 @@ interface Balance {
 
 export default fp<{ keyPrefix: string }>(async (app, opts) => {
   const redis = app.redis;
-  redis.defineCommand('meterAdmit', { numberOfKeys: 4, lua: ADMIT });
   redis.defineCommand('meterSettle', { numberOfKeys: 0, lua: SETTLE });
   redis.defineCommand('meterReap', { numberOfKeys: 0, lua: REAP });
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
   redis.defineCommand('meterAck', { numberOfKeys: 1, lua: ACK });
   type Scripted = {
-    meterAdmit: (...args: (string | number)[]) => Promise<AdmitReply>;
     meterAdmitMany: (...args: (string | number)[]) => Promise<(string | number)[]>;
     meterSettle: (...args: (string | number)[]) => Promise<number>;
     meterReap: (...args: (string | number)[]) => Promise<number>;
@@ -161,7 +159,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     a.meterAdmitMany(...b.args).then(b.resolve, b.reject);
   };
 
-  /** One admission (see ADMIT in scripts.ts), batched with the others of this turn of the event loop. */
+  /** One admission (ADMIT_ONE in scripts.ts), batched with the others of this turn of the event loop. */
   async function admitOnce(rid: string, a: AuthContext, version: string, now: number, period: string, free: boolean) {
     const b = (batch ??= newBatch());
     const at = b.size++ * 4;

@@ -3,6 +3,7 @@ import t from 'tap';
 import net from 'node:net';
 import { buildTestApp } from '../helpers/app.ts';
 import { secondsToNextPeriod } from '../../src/plugins/metering.ts';
+import { ADMIT_MANY } from '../../src/metering/scripts.ts';
 
 const only = <T>(rows: readonly T[]): T => {
   if (rows.length !== 1) throw new Error(`expected one row, got ${rows.length}`);
@@ -290,23 +291,20 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   await setCredits(c.client.id, 2);
   t.equal((await call(c.headers)).statusCode, 200, 'loads the balance: one credit left');
   // A process admitted a request six minutes ago and died before settling it.
-  const admit = (app.redis as unknown as { meterAdmit: (...a: (string | number)[]) => Promise<[number, string]> })
-    .meterAdmit;
-  const sixMinutesAgo = Date.now() - 360_000;
-  const [ok, field] = await admit.call(
-    app.redis,
-    `st:${c.client.id}`,
-    `pend:${c.client.id}`,
-    `win:${c.client.id}`,
-    'res:req_crashed',
-    sixMinutesAgo,
+  const [ok, field] = (await app.redis.eval(
+    ADMIT_MANY,
+    0,
+    ctx.prefix,
+    c.client.id,
+    c.client.id,
+    Date.now() - 360_000,
     30,
-    c.client.id ? (await app.redis.hget(`st:${c.client.id}`, 'ver'))! : '',
+    (await app.redis.hget(`st:${c.client.id}`, 'ver'))!,
     new Date().toISOString().slice(0, 7),
     'req_crashed',
     'm',
     '0',
-  );
+  )) as [number, string];
   t.same([ok, field], [1, 'c'], 'the last credit is reserved');
   await app.redis.pexpire('res:req_crashed', 3_600_000 - 360_000); // its hour-long TTL has run for six minutes
 
