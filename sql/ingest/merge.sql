@@ -12,55 +12,24 @@ COMMENT ON FUNCTION ingest.lock_county(smallint) IS
 
 -- Duplicates inside one file: the last line wins. The earlier lines are deleted from staging and returned with
 -- the line that superseded them, so the importer can write them to the rejects file (nothing silently dropped).
-CREATE OR REPLACE FUNCTION ingest.drop_nal_duplicates(p_load_id bigint)
+CREATE OR REPLACE FUNCTION ingest.drop_duplicates(p_stage regclass, p_key text, p_load_id bigint)
   RETURNS TABLE (line_no bigint, kept_line_no bigint)
   LANGUAGE plpgsql AS $$
 BEGIN
-  RETURN QUERY
-  DELETE FROM ingest.nal_stage s
-   USING (SELECT d.line_no, d.kept FROM (
-            SELECT x.line_no, max(x.line_no) OVER (PARTITION BY x.county_id, x.parcel_id) AS kept
-              FROM ingest.nal_stage x WHERE x.load_id = p_load_id) d
-           WHERE d.line_no < d.kept) dup
-   WHERE s.load_id = p_load_id AND s.line_no = dup.line_no
-  RETURNING s.line_no, dup.kept;
+  -- p_key comes from the importer's code (a kind's natural key over the staging row x), never from a file
+  RETURN QUERY EXECUTE format(
+    'DELETE FROM %1$s s
+      USING (SELECT d.line_no, d.kept FROM (
+               SELECT x.line_no, max(x.line_no) OVER (PARTITION BY %2$s) AS kept
+                 FROM %1$s x WHERE x.load_id = $1) d
+              WHERE d.line_no < d.kept) dup
+      WHERE s.load_id = $1 AND s.line_no = dup.line_no
+     RETURNING s.line_no, dup.kept', p_stage, p_key)
+  USING p_load_id;
 END $$;
-COMMENT ON FUNCTION ingest.drop_nal_duplicates(bigint) IS
-  'Removes all but the last line of each (county, PARCEL_ID) of one NAL load; returns the removed lines and the line kept.';
-
-CREATE OR REPLACE FUNCTION ingest.drop_sdf_duplicates(p_load_id bigint)
-  RETURNS TABLE (line_no bigint, kept_line_no bigint)
-  LANGUAGE plpgsql AS $$
-BEGIN
-  RETURN QUERY
-  DELETE FROM ingest.sdf_stage s
-   USING (SELECT d.line_no, d.kept FROM (
-            SELECT x.line_no, max(x.line_no) OVER (PARTITION BY x.county_id, x.parcel_id, x.sale_date, x.book, x.page,
-                                                    x.instrument_number, x.sale_price) AS kept
-              FROM ingest.sdf_stage x WHERE x.load_id = p_load_id) d
-           WHERE d.line_no < d.kept) dup
-   WHERE s.load_id = p_load_id AND s.line_no = dup.line_no
-  RETURNING s.line_no, dup.kept;
-END $$;
-COMMENT ON FUNCTION ingest.drop_sdf_duplicates(bigint) IS
-  'Removes all but the last line of each sale natural key (county, parcel, date, book, page, instrument, price) of one SDF load.';
-
-CREATE OR REPLACE FUNCTION ingest.drop_delinquency_duplicates(p_load_id bigint)
-  RETURNS TABLE (line_no bigint, kept_line_no bigint)
-  LANGUAGE plpgsql AS $$
-BEGIN
-  RETURN QUERY
-  DELETE FROM ingest.delinquency_stage s
-   USING (SELECT d.line_no, d.kept FROM (
-            SELECT x.line_no, max(x.line_no) OVER (PARTITION BY x.county_id, x.tax_year,
-                                                    core.normalize_parcel_id(x.parcel_id), x.certificate_number) AS kept
-              FROM ingest.delinquency_stage x WHERE x.load_id = p_load_id) d
-           WHERE d.line_no < d.kept) dup
-   WHERE s.load_id = p_load_id AND s.line_no = dup.line_no
-  RETURNING s.line_no, dup.kept;
-END $$;
-COMMENT ON FUNCTION ingest.drop_delinquency_duplicates(bigint) IS
-  'Removes all but the last line of each (county, tax year, parcel key, certificate number) of one delinquency load.';
+COMMENT ON FUNCTION ingest.drop_duplicates(regclass, text, bigint) IS
+  'Removes all but the last line of each natural key (p_key, an expression list over the staging row x) of one load '
+  'in the staging table p_stage; returns the removed lines and the line kept for each.';
 
 -- A NAL file is the county's full roll: update what changed, insert what is new, delete what is gone. Updating
 -- in place (never delete + insert) keeps core.parcels.id, the API's public id, stable across loads.

@@ -147,7 +147,7 @@ export const delinquencyKind: Kind = {
     }
   },
   row: mapRow,
-  dedupe: 'ingest.drop_delinquency_duplicates',
+  dedupeKey: 'x.county_id, x.tax_year, core.normalize_parcel_id(x.parcel_id), x.certificate_number',
   merge: async (tx, loadId, countyId) => {
     const [r] = await tx<{ inserted: number; updated: number; deleted: number }[]>`
       SELECT inserted::int, updated::int, deleted::int FROM ingest.merge_delinquencies(${loadId}, ${countyId}::smallint)`;

@@ -356,7 +356,7 @@ export const nalKind: Kind = {
     if (ctx.county) throw new ImportError('--county is not used by nal: rows are routed by their CO_NO');
   },
   row: mapRow,
-  dedupe: 'ingest.drop_nal_duplicates',
+  dedupeKey: 'x.county_id, x.parcel_id',
   merge: async (tx: postgres.TransactionSql, loadId, countyId) => {
     const [r] = await tx<{ inserted: number; updated: number; deleted: number; parcel_count: number }[]>`
       SELECT inserted::int, updated::int, deleted::int, parcel_count FROM ingest.merge_nal(${loadId}, ${countyId}::smallint)`;

@@ -59,8 +59,8 @@ export interface Kind {
   check?: (ctx: RowContext) => void;
   /** Staging values for one record, county id first; throws RowError to reject it. */
   row: (get: Getter, ctx: RowContext) => CopyValue[];
-  /** SQL function removing in-file duplicates (last line wins), returning (line_no, kept_line_no). */
-  dedupe?: string;
+  /** The natural key of a row (SQL over the staging row `x`): in-file duplicates of it are dropped, last line wins. */
+  dedupeKey?: string;
   /** Runs after COPY, before the threshold check: more rejects found in SQL (line_no, reason). */
   prestage?: (sql: postgres.Sql, loadId: number) => Promise<{ line_no: number; reason: string }[]>;
   merge: (tx: postgres.TransactionSql, loadId: number, countyId: number) => Promise<Record<string, number>>;
@@ -203,10 +203,10 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
       }
       checkThreshold(counts.invalid + counts.unmatched, counts.read, maxRate, 'rejected');
     }
-    if (kind.dedupe) {
+    if (kind.dedupeKey) {
       const dups = await sql.unsafe<{ line_no: string; kept_line_no: string }[]>(
-        `SELECT line_no::text, kept_line_no::text FROM ${kind.dedupe}($1)`,
-        [loadId],
+        'SELECT line_no::text, kept_line_no::text FROM ingest.drop_duplicates($1::regclass, $2, $3)',
+        [kind.stage, kind.dedupeKey, loadId],
       );
       for (const d of dups)
         deferred.set(Number(d.line_no), `duplicate: superseded by line ${d.kept_line_no} (last line wins)`);

@@ -103,7 +103,7 @@ export const sdfKind: Kind = {
     if (ctx.county) throw new ImportError('--county is not used by sdf: rows are routed by their CO_NO');
   },
   row: mapRow,
-  dedupe: 'ingest.drop_sdf_duplicates',
+  dedupeKey: 'x.county_id, x.parcel_id, x.sale_date, x.book, x.page, x.instrument_number, x.sale_price',
   merge: async (tx, loadId, countyId) => {
     const [r] = await tx<{ inserted: number; updated: number }[]>`
       SELECT inserted::int, updated::int FROM ingest.merge_sdf(${loadId}, ${countyId}::smallint)`;
