@@ -71,6 +71,9 @@ DECLARE
   v_ids smallint[];
 BEGIN
   IF p_slugs IS NULL THEN RETURN NULL; END IF;
+  IF EXISTS (SELECT 1 FROM unnest(p_slugs) s WHERE s IS NULL OR length(s) NOT BETWEEN 1 AND 40) THEN
+    PERFORM core.bad_input('county: each county slug must be 1-40 characters');
+  END IF;
   SELECT s INTO v_unknown FROM unnest(p_slugs) s
    WHERE NOT EXISTS (SELECT 1 FROM core.counties c WHERE c.slug = lower(s)) LIMIT 1;
   IF v_unknown IS NOT NULL THEN
@@ -79,7 +82,7 @@ BEGIN
   SELECT array_agg(c.id ORDER BY c.id) INTO v_ids FROM core.counties c WHERE c.slug = ANY (SELECT lower(s) FROM unnest(p_slugs) s);
   RETURN v_ids;
 END $$;
-COMMENT ON FUNCTION api.county_ids(text[]) IS 'County ids for slugs (case-insensitive); an unknown slug raises 22023 naming it.';
+COMMENT ON FUNCTION api.county_ids(text[]) IS 'County ids for slugs (case-insensitive), NULL for NULL or no slugs; a slug outside 1-40 characters or unknown raises 22023 naming it. Used by every search-like surface.';
 
 -- One query word and the vocabulary terms it matches, each with a match quality in (0, 1]: 1 for the word itself,
 -- 1 - edits / length for a typo, the covered share for a prefix completion.

@@ -25,34 +25,6 @@ COMMENT ON TYPE api.delinquency_hit IS
   'DelinquencyHit (interface 2.5): ids as text, amounts and rates as float8, certificate_sale_date as YYYY-MM-DD; '
   'every field present, NULL where unknown.';
 
--- County slugs -> county ids. NULL or empty means no county filter. Unknown or malformed slugs are bad input.
-CREATE FUNCTION api.tax_delinquency_county_ids(p_county text[]) RETURNS smallint[]
-  LANGUAGE plpgsql STABLE PARALLEL SAFE
-AS $$
-DECLARE
-  v_slug text;
-  v_id   smallint;
-  v_ids  smallint[] := '{}';
-BEGIN
-  IF p_county IS NULL OR cardinality(p_county) = 0 THEN
-    RETURN NULL;
-  END IF;
-  FOREACH v_slug IN ARRAY p_county LOOP
-    IF v_slug IS NULL OR length(v_slug) NOT BETWEEN 1 AND 40 THEN
-      PERFORM core.bad_input('county: each county slug must be 1-40 characters');
-    END IF;
-    SELECT c.id INTO v_id FROM core.counties c WHERE c.slug = lower(v_slug);
-    IF NOT FOUND THEN
-      PERFORM core.bad_input('county: unknown county ''' || v_slug || '''');
-    END IF;
-    v_ids := v_ids || v_id;
-  END LOOP;
-  RETURN v_ids;
-END $$;
-COMMENT ON FUNCTION api.tax_delinquency_county_ids(text[]) IS
-  'Helper of the tax-delinquency functions: county slugs (case-insensitive) to county ids; NULL or an empty array '
-  'means statewide (NULL). An unknown slug or one outside 1-40 characters raises 22023 (HTTP 400) naming county.';
-
 -- The filter set shared by search and count, so both always agree. Positional parameters:
 -- $1 county ids, $2 tax_year, $3 status, $4 min_due, $5 max_due, $6 parcel_key, $7 owner (normalized),
 -- $8 vendor (lower case), $9 certificate_number.
@@ -82,7 +54,7 @@ CREATE FUNCTION api.tax_delinquency_filters(
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 BEGIN
-  county_ids := api.tax_delinquency_county_ids(p_county);
+  county_ids := api.county_ids(p_county);
   IF p_tax_year IS NOT NULL AND p_tax_year NOT BETWEEN 1900 AND 2100 THEN
     PERFORM core.bad_input('tax_year must be between 1900 and 2100');
   END IF;
@@ -277,7 +249,7 @@ AS $$
 DECLARE
   v_ids smallint[];
 BEGIN
-  v_ids := api.tax_delinquency_county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
+  v_ids := api.county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
   IF p_tax_year IS NOT NULL AND p_tax_year NOT BETWEEN 1900 AND 2100 THEN
     PERFORM core.bad_input('tax_year must be between 1900 and 2100');
   END IF;
@@ -332,7 +304,7 @@ BEGIN
   IF p_source_kind IS NOT NULL AND length(p_source_kind) NOT BETWEEN 1 AND 40 THEN
     PERFORM core.bad_input('source_kind must be 1-40 characters');
   END IF;
-  RETURN api.tax_delinquency_county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
+  RETURN api.county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
 END $$;
 COMMENT ON FUNCTION api.tax_delinquency_source_filters(text, text, text) IS
   'Helper of list/count_tax_delinquency_sources: validates county, vendor and source_kind; returns county ids.';

@@ -709,7 +709,7 @@ Object {
   "body": Object {
     "error": Object {
       "code": "bad_request",
-      "message": "county: unknown county 'atlantis'",
+      "message": "county: unknown county 'atlantis'; GET /v1/counties lists the slugs",
       "request_id": "req_SNAPSHOT",
     },
   },
