@@ -16,7 +16,7 @@
 //   make bench-overhead
 //   node --import tsx bench/overhead.ts [--seconds 8] [--connections 32] [--rounds 3] [--endpoint /parcels/1]
 //       [--tool wrk|autocannon] [--profile DIR (the server writes a V8 CPU profile there)] [--no-write]
-import { execFile, execSync, spawn } from 'node:child_process';
+import { execFile, execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -25,8 +25,7 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { loadConfig } from '../src/config.ts';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
-import { resolveKeySecret } from '../src/accounts/keys.ts';
-import { accounts } from '../src/accounts/service.ts';
+import { benchClient, startApi } from './api.ts';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -68,32 +67,16 @@ const freePort = () =>
   });
 
 const owner = postgres(ownerDatabaseUrl(), { max: 1, onnotice: () => {} });
-const svc = accounts(owner, resolveKeySecret(process.env, { create: true }));
-const client = await svc.createClient({ name: 'Benchmark', email: 'bench@localhost.localdomain', plan: 'enterprise' });
-await svc.setLimits(client.id, { rpm: 1_000_000_000 });
-const { key } = await svc.createKey(client.id, 'live');
-const authorization = `Bearer ${key}`;
+const bench = await benchClient(owner);
+const authorization = `Bearer ${bench.key}`;
 
 const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const nodeArgs = ['--import', 'tsx'];
-if (values.profile) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${values.profile}`);
-const api = spawn(process.execPath, [...nodeArgs, 'src/main.ts'], {
-  env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', BENCH_ROUTES: 'true', DATABASE_POOL_SIZE: '10' },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const apiExited = new Promise((resolve) => api.once('exit', resolve));
-const stopApi = () => api.kill('SIGTERM');
-process.on('exit', stopApi);
-for (let i = 0; ; i++) {
-  try {
-    if ((await fetch(`${base}/healthz`)).ok) break;
-  } catch {
-    // not up yet
-  }
-  if (i > 150) throw new Error('the API did not start');
-  await new Promise((r) => setTimeout(r, 200));
-}
+const api = await startApi(
+  port,
+  { DATABASE_POOL_SIZE: '10' },
+  values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [],
+);
+const base = api.base;
 
 type Variant = 'none' | 'auth' | 'auth+meter';
 const VARIANTS: Variant[] = ['none', 'auth', 'auth+meter'];
@@ -124,7 +107,7 @@ try {
 }
 redis.disconnect();
 const processes = async () => ({
-  api: [api.pid!],
+  api: [api.process.pid!],
   redis: Number.isFinite(redisPid) ? [redisPid] : [],
   pg: (
     await owner<
@@ -230,9 +213,8 @@ for (let round = 0; round < rounds; round++) {
     );
   }
 }
-stopApi();
-await apiExited;
-await owner`UPDATE accounts.clients SET status = 'suspended' WHERE id = ${client.id}`;
+await api.stop();
+await bench.retire();
 await owner.end();
 
 const median = (xs: number[]) => {

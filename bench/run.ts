@@ -2,15 +2,14 @@
 // process on loopback, beside two floors measured in the same run: the database alone (pgbench calling the same
 // api.* function) and the HTTP stack alone (a fixed body of the same size). Writes bench/RESULTS.md.
 //   node --import tsx bench/run.ts [--seconds 10] [--concurrency 16] [--port 3999]
-import { execFileSync, execSync, spawn } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { apiDatabaseUrl, ownerDatabaseUrl } from '../src/db-url.ts';
-import { resolveKeySecret } from '../src/accounts/keys.ts';
-import { accounts } from '../src/accounts/service.ts';
+import { benchClient, startApi } from './api.ts';
 import { drive, type DriveResult } from './driver.ts';
 import { buildWorkloads, mixed } from './workload.ts';
 import { measureRecall } from './recall.ts';
@@ -64,34 +63,12 @@ const [{ delinquencies }] =
 const [{ sales }] = (await owner`SELECT count(*)::int AS sales FROM core.sales`) as unknown as [{ sales: number }];
 console.error(`bench: ${parcels} parcels, ${sales} sales, ${delinquencies} delinquency records`);
 
-const svc = accounts(owner, resolveKeySecret(process.env, { create: true }));
-const client = await svc.createClient({ name: 'Benchmark', email: 'bench@localhost.localdomain', plan: 'enterprise' });
-await svc.setLimits(client.id, { rpm: 1_000_000_000 });
-const { key } = await svc.createKey(client.id, 'live');
-const headers = { authorization: `Bearer ${key}` };
-
-const api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-  env: {
-    ...process.env,
-    PORT: values.port,
-    LOG_LEVEL: 'warn',
-    BENCH_ROUTES: 'true',
-    WORKERS: values.workers,
-    DATABASE_POOL_SIZE: String(Math.max(2, Math.ceil(mixedConcurrency / Number(values.workers)))),
-  },
-  stdio: ['ignore', 'inherit', 'inherit'],
+const bench = await benchClient(owner);
+const headers = { authorization: `Bearer ${bench.key}` };
+const api = await startApi(Number(values.port), {
+  WORKERS: values.workers,
+  DATABASE_POOL_SIZE: String(Math.max(2, Math.ceil(mixedConcurrency / Number(values.workers)))),
 });
-const stopApi = () => api.kill('SIGTERM');
-process.on('exit', stopApi);
-for (let i = 0; ; i++) {
-  try {
-    if ((await fetch(`${base}/healthz`)).ok) break;
-  } catch {
-    // not up yet
-  }
-  if (i > 100) throw new Error('the API did not start');
-  await new Promise((r) => setTimeout(r, 200));
-}
 
 const workloads = await buildWorkloads(owner);
 const results: Record<string, DriveResult> = {};
@@ -168,15 +145,19 @@ const recall = await measureRecall(owner, recallSample, 25);
 const hwm = (pid: number) =>
   Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const apiPids = [
-  api.pid!,
-  ...readFileSync(`/proc/${api.pid}/task/${api.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+  api.process.pid!,
+  ...readFileSync(`/proc/${api.process.pid}/task/${api.process.pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number),
 ];
 const peakRssMb = Math.max(...apiPids.map(hwm));
 const [{ size }] = (await owner`SELECT pg_size_pretty(pg_database_size(current_database())) AS size`) as unknown as [
   { size: string },
 ];
-stopApi();
-await owner`UPDATE accounts.clients SET status = 'suspended' WHERE id = ${client.id}`;
+await api.stop();
+await bench.retire();
 await owner.end();
 
 let commit = 'unknown';

@@ -1,0 +1,62 @@
+// What every benchmark needs around the API: a client whose limits never get in the way, and the API started as a
+// user runs it (src/main.ts in its own process), ready once /healthz answers.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type postgres from 'postgres';
+import { resolveKeySecret } from '../src/accounts/keys.ts';
+import { accounts } from '../src/accounts/service.ts';
+
+/** An Enterprise client with a practically unlimited RPM and one live key; `retire` suspends it after the run. */
+export async function benchClient(owner: postgres.Sql) {
+  const svc = accounts(owner, resolveKeySecret(process.env, { create: true }));
+  const client = await svc.createClient({
+    name: 'Benchmark',
+    email: 'bench@localhost.localdomain',
+    plan: 'enterprise',
+  });
+  await svc.setLimits(client.id, { rpm: 1_000_000_000 });
+  const { key } = await svc.createKey(client.id, 'live');
+  return {
+    key,
+    retire: () => owner`UPDATE accounts.clients SET status = 'suspended' WHERE id = ${client.id}`,
+  };
+}
+
+export interface RunningApi {
+  process: ChildProcess;
+  base: string;
+  /** SIGTERM, resolved once the process has exited. */
+  stop: () => Promise<void>;
+}
+
+/** Starts src/main.ts on `port` with BENCH_ROUTES on and `env` on top; resolves once /healthz answers. */
+export async function startApi(
+  port: number,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<RunningApi> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'src/main.ts'], {
+    env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', BENCH_ROUTES: 'true', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = () => child.kill('SIGTERM');
+  process.on('exit', kill);
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {
+      // not up yet
+    }
+    if (i > 150) throw new Error('the API did not start');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    process: child,
+    base,
+    stop: async () => {
+      kill();
+      await exited;
+    },
+  };
+}
