@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { runner } from 'node-pg-migrate';
 import { ownerDatabaseUrl, withDatabase } from '../src/db-url.ts';
+import { restoreIndexes } from '../src/importers/deferred-indexes.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Order matters: core helpers first, api is rebuilt from scratch, grants last. */
@@ -50,6 +51,7 @@ export async function setupDatabase(opts: {
   try {
     await applySql(sql);
     log('applied sql/');
+    await restoreIndexes(sql, log); // left by a bulk first load that was killed half way
     if (opts.fixtures) {
       const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM core.parcels`;
       const n = row?.n ?? 0;

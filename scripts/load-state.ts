@@ -1,11 +1,16 @@
 // `make load-data`: loads what `make data` wrote (OUT/manifest.json) through the importers (the same functions the
 // import CLI runs, in this one process), county by county in CO_NO order: NAL, then SDF, then polygons (they attach
 // to the NAL's parcels), then delinquencies. Stops at the first failing import and prints a total at the end.
+// Into an empty database it is a bulk first load: the big tables' secondary indexes are dropped first and built once
+// at the end (also when an import fails), see src/importers/deferred-indexes.ts.
 //   node --import tsx scripts/load-state.ts --out .local/state [--counties miami-dade,broward]
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { ownerDatabaseUrl } from '../src/db-url.ts';
 import type { GenerateSummary } from './generate-state.ts';
+import { deferIndexes, restoreIndexes } from '../src/importers/deferred-indexes.ts';
 import { importDelinquencies } from '../src/importers/delinquencies.ts';
 import { importNal } from '../src/importers/nal.ts';
 import { importParcelGeometry } from '../src/importers/parcel-geometry.ts';
@@ -19,6 +24,8 @@ export interface LoadTotals {
   sales: number;
   polygons: number;
   delinquencies: number;
+  /** Secondary indexes dropped before the first county and built after the last (0 unless a bulk first load). */
+  deferredIndexes: number;
   seconds: number;
 }
 
@@ -35,33 +42,46 @@ export async function loadState(
   const counties = manifest.counties.filter((c) => !only || only.has(c.slug)).sort((a, b) => a.coNo - b.coNo);
   if (only && counties.length !== only.size) throw new Error(`unknown county slug in ${opts.counties!.join(',')}`);
 
+  const databaseUrl = opts.databaseUrl ?? ownerDatabaseUrl(process.env);
   const importer = async (run: (o: ImportOptions) => Promise<ImportSummary>, options: ImportOptions) => {
     try {
-      return (await run({ quiet: !process.stderr.isTTY, databaseUrl: opts.databaseUrl, ...options })).seconds;
+      return (await run({ quiet: !process.stderr.isTTY, databaseUrl, ...options })).seconds;
     } catch (err) {
       throw new Error(`import failed: ${options.file}: ${(err as Error).message}`);
     }
   };
   const started = performance.now();
   const totals = { counties: counties.length, files: 0, parcels: 0, sales: 0, polygons: 0, delinquencies: 0 };
-  for (const c of counties) {
-    const file = (f: string) => join(out, f);
-    const seconds =
-      (await importer(importNal, { file: file(c.files.nal) })) +
-      (await importer(importSdf, { file: file(c.files.sdf) })) +
-      (await importer(importParcelGeometry, { file: file(c.files.gis), county: c.slug })) +
-      (await importer(importDelinquencies, { file: file(c.files.delinquencies), county: c.slug, vendor: c.vendor }));
-    totals.files += 4;
-    totals.parcels += c.parcels;
-    totals.sales += c.sales;
-    totals.polygons += c.polygons;
-    totals.delinquencies += c.delinquencies;
-    log(
-      `[${c.coNo} ${c.slug}] loaded ${c.parcels} parcels, ${c.sales} sales, ${c.polygons} polygons, ` +
-        `${c.delinquencies} delinquencies in ${seconds.toFixed(1)} s`,
-    );
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  let deferredIndexes = 0;
+  try {
+    const [empty] = await sql<{ yes: boolean }[]>`SELECT NOT EXISTS (SELECT 1 FROM core.parcels) AS yes`;
+    if (empty?.yes) {
+      deferredIndexes = await deferIndexes(sql);
+      log(`bulk first load: ${deferredIndexes} secondary indexes dropped, built again after the last county`);
+    }
+    for (const c of counties) {
+      const file = (f: string) => join(out, f);
+      const seconds =
+        (await importer(importNal, { file: file(c.files.nal) })) +
+        (await importer(importSdf, { file: file(c.files.sdf) })) +
+        (await importer(importParcelGeometry, { file: file(c.files.gis), county: c.slug })) +
+        (await importer(importDelinquencies, { file: file(c.files.delinquencies), county: c.slug, vendor: c.vendor }));
+      totals.files += 4;
+      totals.parcels += c.parcels;
+      totals.sales += c.sales;
+      totals.polygons += c.polygons;
+      totals.delinquencies += c.delinquencies;
+      log(
+        `[${c.coNo} ${c.slug}] loaded ${c.parcels} parcels, ${c.sales} sales, ${c.polygons} polygons, ` +
+          `${c.delinquencies} delinquencies in ${seconds.toFixed(1)} s`,
+      );
+    }
+  } finally {
+    deferredIndexes = Math.max(deferredIndexes, await restoreIndexes(sql, log));
+    await sql.end();
   }
-  const result = { ...totals, seconds: (performance.now() - started) / 1000 };
+  const result = { ...totals, deferredIndexes, seconds: (performance.now() - started) / 1000 };
   log(
     `loaded ${result.counties} counties, ${result.files} files from ${out}: ${result.parcels} parcels, ` +
       `${result.sales} sales, ${result.polygons} polygons, ${result.delinquencies} delinquency records in ` +

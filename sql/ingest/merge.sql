@@ -131,7 +131,7 @@ COMMENT ON FUNCTION ingest.merge_sdf(bigint, smallint) IS
 -- polygonal part, or whose PARCELNO matches no parcel of their county, leave staging and are returned as rejects.
 CREATE OR REPLACE FUNCTION ingest.prepare_geometry(p_load_id bigint)
   RETURNS TABLE (line_no bigint, reason text)
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET enable_nestloop = off AS $$  -- county-wide joins: see ingest.merge_nal
 BEGIN
   UPDATE ingest.geometry_stage s
      SET geom = ST_Multi(ST_CollectionExtract(ST_MakeValid(ST_GeomFromText(s.wkt, 4326)), 3))

@@ -1,0 +1,91 @@
+// `make load-data` (scripts/load-state.ts) on a small generated state: into an empty database it is a bulk first
+// load (secondary indexes dropped first, built once at the end, identical definitions), also when an import fails
+// half way; into a database that has parcels it keeps the indexes; `make db` builds what a killed load left listed.
+import t from 'tap';
+import { mkdtempSync, renameSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase } from '../helpers/db.ts';
+import { generateState } from '../../scripts/generate-state.ts';
+import { loadState } from '../../scripts/load-state.ts';
+import { setupDatabase } from '../../scripts/db-setup.ts';
+import { BULK_TABLES, deferIndexes } from '../../src/importers/deferred-indexes.ts';
+
+const db = await createTestDatabase();
+t.teardown(() => db.drop());
+const sql = db.sql;
+const out = mkdtempSync(join(tmpdir(), 'load-state-test-'));
+const quiet = () => {};
+const summary = await generateState({ parcels: 2000, seed: 'load-state', out, jobs: 1, log: quiet });
+const COUNTIES = ['alachua', 'baker', 'bay'];
+const expected = summary.counties.filter((c) => COUNTIES.includes(c.slug));
+const lines: string[] = [];
+const load = () => loadState(out, { databaseUrl: db.ownerUrl, counties: COUNTIES, log: (l) => lines.push(l) });
+
+const indexes = async () =>
+  (
+    await sql<{ def: string }[]>`
+      SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index
+       WHERE indrelid = ANY (${[...BULK_TABLES]}::regclass[]) ORDER BY 1`
+  ).map((r) => r.def);
+const pending = async () => (await sql`SELECT index_name FROM ingest.deferred_indexes`).length;
+
+const all = await indexes();
+const [{ secondary }] = await sql<{ secondary: number }[]>`
+  SELECT count(*)::int AS secondary FROM pg_index i
+   WHERE i.indrelid = ANY (${[...BULK_TABLES]}::regclass[]) AND NOT i.indisunique`;
+await sql`TRUNCATE core.parcels, core.sales, core.tax_delinquencies CASCADE`;
+
+t.test('into an empty database: indexes deferred, then built once with the same definitions', async (t) => {
+  t.ok(secondary >= 20, `the big tables have their secondary indexes (${secondary})`);
+  const totals = await load();
+  t.equal(totals.deferredIndexes, secondary, 'every non-unique index was deferred');
+  t.match(lines[0], /^bulk first load: \d+ secondary indexes dropped/);
+  t.ok(
+    lines.some((l) => /^built \d+ deferred indexes in/.test(l)),
+    'a line per build and a total',
+  );
+  t.same(await indexes(), all, 'the same index definitions as before');
+  t.equal(await pending(), 0, 'nothing left listed');
+  const [{ parcels }] = await sql<{ parcels: number }[]>`SELECT count(*)::int AS parcels FROM core.parcels`;
+  t.equal(parcels, totals.parcels);
+  t.equal(
+    totals.parcels,
+    expected.reduce((n, c) => n + c.parcels, 0),
+  );
+  const plan = await sql<{ 'QUERY PLAN': string }[]>`
+    EXPLAIN SELECT id FROM core.parcels WHERE search_terms @> ARRAY['SMITH']`;
+  t.match(
+    plan.map((r) => r['QUERY PLAN']).join('\n'),
+    /parcels_search_terms_idx/,
+    'the rebuilt GIN index serves searches',
+  );
+});
+
+t.test('into a database that has parcels: nothing deferred', async (t) => {
+  lines.length = 0;
+  const totals = await load();
+  t.equal(totals.deferredIndexes, 0);
+  t.notOk(lines.some((l) => l.startsWith('bulk first load')));
+  t.same(await indexes(), all);
+});
+
+t.test('a failing bulk load still builds every index back', async (t) => {
+  await sql`TRUNCATE core.parcels, core.sales, core.tax_delinquencies CASCADE`;
+  const nal = join(out, expected[1]!.files.nal);
+  renameSync(nal, `${nal}.gone`);
+  t.teardown(() => renameSync(`${nal}.gone`, nal));
+  await t.rejects(load(), /import failed: .*NAL/);
+  t.same(await indexes(), all, 'indexes restored after the failure');
+  t.equal(await pending(), 0);
+});
+
+t.test('a killed bulk load: `make db` (setupDatabase) builds what is still listed', async (t) => {
+  const n = await deferIndexes(sql);
+  t.equal(n, secondary);
+  t.equal(await pending(), secondary, 'definitions kept while the indexes are gone');
+  t.ok((await indexes()).length < all.length);
+  await setupDatabase({ url: db.ownerUrl });
+  t.same(await indexes(), all);
+  t.equal(await pending(), 0);
+});
