@@ -1,11 +1,15 @@
 // `make load-data`: loads what `make data` wrote (OUT/manifest.json) through the importers (the same functions the
 // import CLI runs, in this one process), county by county in CO_NO order: NAL, then SDF, then polygons (they attach
-// to the NAL's parcels), then delinquencies. Stops at the first failing import and prints a total at the end.
+// to the NAL's parcels), then delinquencies. `jobs` lanes (default 2) load counties side by side, so one county's
+// parsing overlaps another's merge; each county is still one lane's four imports in order. An import that loses a
+// deadlock (two merges touching the same vocabulary words) is retried once. Stops at the first failing import (the
+// other lane finishes its current county) and prints a total at the end.
 // Into an empty database it is a bulk first load: the big tables' secondary indexes are dropped first and built once
 // at the end (also when an import fails), see src/importers/deferred-indexes.ts.
-//   node --import tsx scripts/load-state.ts --out .local/state [--counties miami-dade,broward]
+//   node --import tsx scripts/load-state.ts --out .local/state [--counties miami-dade,broward] [--jobs 2]
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
@@ -16,6 +20,9 @@ import { importNal } from '../src/importers/nal.ts';
 import { importParcelGeometry } from '../src/importers/parcel-geometry.ts';
 import type { ImportOptions, ImportSummary } from '../src/importers/pipeline.ts';
 import { importSdf } from '../src/importers/sdf.ts';
+
+/** Lanes: two keep both of a 2-core machine's cores busy (one parses while the other merges). */
+export const DEFAULT_JOBS = Math.min(2, availableParallelism());
 
 export interface LoadTotals {
   counties: number;
@@ -32,7 +39,7 @@ export interface LoadTotals {
 /** Loads the generated state in `out` into the database at `databaseUrl` (DATABASE_URL when absent). */
 export async function loadState(
   out: string,
-  opts: { databaseUrl?: string; counties?: string[]; log?: (line: string) => void } = {},
+  opts: { databaseUrl?: string; counties?: string[]; jobs?: number; log?: (line: string) => void } = {},
 ): Promise<LoadTotals> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const manifestPath = join(out, 'manifest.json');
@@ -43,9 +50,17 @@ export async function loadState(
   if (only && counties.length !== only.size) throw new Error(`unknown county slug in ${opts.counties!.join(',')}`);
 
   const databaseUrl = opts.databaseUrl ?? ownerDatabaseUrl(process.env);
+  const jobs = Math.max(1, Math.min(opts.jobs ?? DEFAULT_JOBS, counties.length));
   const importer = async (run: (o: ImportOptions) => Promise<ImportSummary>, options: ImportOptions) => {
+    const attempt = () => run({ quiet: jobs > 1 || !process.stderr.isTTY, databaseUrl, ...options });
     try {
-      return (await run({ quiet: !process.stderr.isTTY, databaseUrl, ...options })).seconds;
+      return (
+        await attempt().catch((err: Error) => {
+          if (!/deadlock detected/.test(err.message)) throw err;
+          log(`${options.file}: lost a deadlock to the other lane, importing it again`);
+          return attempt();
+        })
+      ).seconds;
     } catch (err) {
       throw new Error(`import failed: ${options.file}: ${(err as Error).message}`);
     }
@@ -60,7 +75,8 @@ export async function loadState(
       deferredIndexes = await deferIndexes(sql);
       log(`bulk first load: ${deferredIndexes} secondary indexes dropped, built again after the last county`);
     }
-    for (const c of counties) {
+    const queue = [...counties];
+    const loadCounty = async (c: (typeof counties)[number]) => {
       const file = (f: string) => join(out, f);
       const seconds =
         (await importer(importNal, { file: file(c.files.nal) })) +
@@ -76,7 +92,19 @@ export async function loadState(
         `[${c.coNo} ${c.slug}] loaded ${c.parcels} parcels, ${c.sales} sales, ${c.polygons} polygons, ` +
           `${c.delinquencies} delinquencies in ${seconds.toFixed(1)} s`,
       );
-    }
+    };
+    const lanes = await Promise.allSettled(
+      Array.from({ length: jobs }, async () => {
+        for (let c = queue.shift(); c; c = queue.shift()) {
+          await loadCounty(c).catch((err: Error) => {
+            queue.length = 0; // the other lanes stop after their current county
+            throw err;
+          });
+        }
+      }),
+    );
+    const failed = lanes.find((l) => l.status === 'rejected');
+    if (failed) throw failed.reason;
   } finally {
     deferredIndexes = Math.max(deferredIndexes, await restoreIndexes(sql, log));
     await sql.end();
@@ -92,9 +120,18 @@ export async function loadState(
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
-    options: { out: { type: 'string', default: '.local/state' }, counties: { type: 'string' } },
+    options: {
+      out: { type: 'string', default: '.local/state' },
+      counties: { type: 'string' },
+      jobs: { type: 'string', default: String(DEFAULT_JOBS) },
+    },
   });
-  loadState(values.out, { counties: values.counties?.split(',').map((s) => s.trim()) }).catch((err: Error) => {
+  const jobs = Number(values.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    console.error('--jobs must be a whole number, at least 1');
+    process.exit(2);
+  }
+  loadState(values.out, { counties: values.counties?.split(',').map((s) => s.trim()), jobs }).catch((err: Error) => {
     console.error(err.message);
     process.exit(1);
   });

@@ -20,7 +20,8 @@ const summary = await generateState({ parcels: 2000, seed: 'load-state', out, jo
 const COUNTIES = ['alachua', 'baker', 'bay'];
 const expected = summary.counties.filter((c) => COUNTIES.includes(c.slug));
 const lines: string[] = [];
-const load = () => loadState(out, { databaseUrl: db.ownerUrl, counties: COUNTIES, log: (l) => lines.push(l) });
+const load = (jobs = 2) =>
+  loadState(out, { databaseUrl: db.ownerUrl, counties: COUNTIES, jobs, log: (l) => lines.push(l) });
 
 const indexes = async () =>
   (
@@ -31,7 +32,7 @@ const indexes = async () =>
 const pending = async () => (await sql`SELECT index_name FROM ingest.deferred_indexes`).length;
 
 const all = await indexes();
-const [{ secondary }] = await sql<{ secondary: number }[]>`
+const [{ secondary }] = await sql<[{ secondary: number }]>`
   SELECT count(*)::int AS secondary FROM pg_index i
    WHERE i.indrelid = ANY (${[...BULK_TABLES]}::regclass[]) AND NOT i.indisunique`;
 await sql`TRUNCATE core.parcels, core.sales, core.tax_delinquencies CASCADE`;
@@ -47,12 +48,18 @@ t.test('into an empty database: indexes deferred, then built once with the same 
   );
   t.same(await indexes(), all, 'the same index definitions as before');
   t.equal(await pending(), 0, 'nothing left listed');
-  const [{ parcels }] = await sql<{ parcels: number }[]>`SELECT count(*)::int AS parcels FROM core.parcels`;
+  const [{ parcels }] = await sql<[{ parcels: number }]>`SELECT count(*)::int AS parcels FROM core.parcels`;
   t.equal(parcels, totals.parcels);
   t.equal(
     totals.parcels,
     expected.reduce((n, c) => n + c.parcels, 0),
   );
+  const [vocabulary] = await sql<[{ wrong: number }]>`
+    SELECT count(*)::int AS wrong FROM core.parcel_terms v
+      FULL JOIN (SELECT t, count(*)::int AS n FROM core.parcels, LATERAL (SELECT DISTINCT unnest(search_terms)) u(t)
+                  GROUP BY t) x ON x.t = v.term
+     WHERE v.parcels IS DISTINCT FROM x.n`;
+  t.equal(vocabulary.wrong, 0, 'two lanes merging side by side kept the word counts exact');
   const plan = await sql<{ 'QUERY PLAN': string }[]>`
     EXPLAIN SELECT id FROM core.parcels WHERE search_terms @> ARRAY['SMITH']`;
   t.match(
@@ -64,7 +71,7 @@ t.test('into an empty database: indexes deferred, then built once with the same 
 
 t.test('into a database that has parcels: nothing deferred', async (t) => {
   lines.length = 0;
-  const totals = await load();
+  const totals = await load(1);
   t.equal(totals.deferredIndexes, 0);
   t.notOk(lines.some((l) => l.startsWith('bulk first load')));
   t.same(await indexes(), all);
