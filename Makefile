@@ -8,6 +8,7 @@ PARCELS ?= 100000
 SCALE ?= 1000000
 SEED ?= 1
 OUT ?= .local/state
+JOBS ?= 2
 
 .PHONY: help install services stop status db run test check typecheck lint format bench-overhead bench data load-data
 
@@ -59,5 +60,5 @@ bench: services ## issue 9 benchmark on SCALE synthetic parcels (default 1000000
 data: ## synthetic statewide NAL, SDF, polygons and delinquencies for all 67 counties (PARCELS=, SEED=, OUT=)
 	@$(TSX) scripts/generate-state.ts --parcels $(PARCELS) --seed $(SEED) --out $(OUT)
 
-load-data: db ## load the files `make data` wrote (OUT=) through the importers, county by county
-	@$(TSX) scripts/load-state.ts --out $(OUT)
+load-data: db ## load the files `make data` wrote (OUT=) through the importers, JOBS counties at a time
+	@$(TSX) scripts/load-state.ts --out $(OUT) --jobs $(JOBS)
