@@ -118,26 +118,6 @@ local function admit(st, pend, win, res, now, rpm, ver, period, rid, grant, free
 end
 `;
 
-/**
- * The admissions of one turn of a process's event loop, in one round trip and one script run: each is exactly
- * one ADMIT_ONE admission, in order, so they are as atomic and as exact as one call each. No KEYS (the key
- * prefix comes first in ARGV). ARGV: prefix, then per request: subject, client id, now_ms, rpm, ver, period,
- * request_id, grant field, free. Returns the four values of each admission, one after the other.
- */
-export const ADMIT_MANY = `${ADMIT_ONE}
-local prefix, out, n = ARGV[1], {}, 0
-for i = 2, #ARGV, 9 do
-  local subject, rid = ARGV[i], ARGV[i + 6]
-  local ok, field, count, reset_ms = admit(prefix .. 'st:' .. subject, prefix .. 'pend:' .. subject,
-    prefix .. 'win:' .. ARGV[i + 1], prefix .. 'res:' .. rid, tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]),
-    ARGV[i + 4], ARGV[i + 5], rid, ARGV[i + 7], ARGV[i + 8])
-  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = ok, field, count, reset_ms
-  n = n + 4
-end
-apply()
-return out
-`;
-
 const REFUND = `
 local function refund(value, period)
   local field, st, pend = string.match(value, '^([^|]*)|([^|]*)|(.*)$')
@@ -154,14 +134,22 @@ end
 `;
 
 /**
- * No KEYS (the key prefix comes first in ARGV). ARGV: prefix, current period, then (request id, charge 1|0,
- * event) triples. Charge: the reservation becomes a usage event, all of the batch in one stream entry. Refund: the
- * credit goes back. A reservation already settled (or reaped) is skipped, so settling twice changes nothing.
+ * One turn of a process's event loop, in one round trip and one script run: the settlements of the requests it
+ * answered, then the admissions of the requests it read. No KEYS (the key prefix comes first in ARGV). ARGV: prefix,
+ * current period, the number of settlements n, n (request id, charge 1|0, event) triples, then per admission:
+ * subject, client id, now_ms, rpm, ver, period, request_id, grant field, free.
+ *
+ * Settlement: charge turns the reservation into a usage event, all of the turn's in one stream entry; refund gives
+ * the credit back. A reservation already settled (or reaped) is skipped, so settling twice changes nothing. The
+ * settlements run first, before any admission has read a balance, so admissions see the refunds.
+ * Admission: each is exactly one ADMIT_ONE admission, in order, as atomic and exact as one call each.
+ * Returns the four values of each admission, one after the other.
  */
-export const SETTLE = `${BATCH}${REFUND}
+export const TURN = `${ADMIT_ONE}${REFUND}
 local prefix, period = ARGV[1], ARGV[2]
-local done, events = 0, {}
-for i = 3, #ARGV, 3 do
+local first_admission = 4 + 3 * tonumber(ARGV[3])
+local events = {}
+for i = 4, first_admission - 1, 3 do
   local value = redis.call('GETDEL', prefix .. 'res:' .. ARGV[i])
   if value then
     if ARGV[i + 1] == '1' then
@@ -172,12 +160,20 @@ for i = 3, #ARGV, 3 do
     else
       refund(value, period)
     end
-    done = done + 1
   end
+end
+local out, n = {}, 0
+for i = first_admission, #ARGV, 9 do
+  local subject, rid = ARGV[i], ARGV[i + 6]
+  local ok, field, count, reset_ms = admit(prefix .. 'st:' .. subject, prefix .. 'pend:' .. subject,
+    prefix .. 'win:' .. ARGV[i + 1], prefix .. 'res:' .. rid, tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]),
+    ARGV[i + 4], ARGV[i + 5], rid, ARGV[i + 7], ARGV[i + 8])
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = ok, field, count, reset_ms
+  n = n + 4
 end
 apply()
 if #events > 0 then redis.call('XADD', prefix .. 'usage', '*', 'e', table.concat(events, '\\n')) end
-return done
+return out
 `;
 
 /**

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import { serializeDictionary } from 'structured-headers';
 import { ApiError, sendError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
-import { ACK, ADMIT_MANY, INIT, REAP, SETTLE } from '../metering/scripts.ts';
+import { ACK, INIT, REAP, TURN } from '../metering/scripts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,26 +78,24 @@ interface Balance {
 
 export default fp<{ keyPrefix: string }>(async (app, opts) => {
   const redis = app.redis;
-  redis.defineCommand('meterSettle', { numberOfKeys: 0, lua: SETTLE });
   redis.defineCommand('meterReap', { numberOfKeys: 0, lua: REAP });
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
   redis.defineCommand('meterAck', { numberOfKeys: 1, lua: ACK });
   type Scripted = {
-    meterAdmitMany: (...args: (string | number)[]) => Promise<(string | number)[]>;
-    meterSettle: (...args: (string | number)[]) => Promise<number>;
+    meterTurn: (...args: (string | number)[]) => Promise<(string | number)[]>;
     meterReap: (...args: (string | number)[]) => Promise<number>;
     meterInit: (...args: (string | number)[]) => Promise<number>;
     meterAck: (...args: (string | number)[]) => Promise<number>;
   };
   const r = redis as unknown as Scripted & typeof redis;
-  // Admissions have a connection of their own (same options, 1 s timeout included), so that a request never waits
-  // behind other metering traffic: with auto-pipelining ioredis keeps one pipeline in flight per connection, and on
-  // the shared one an admission would queue behind the previous request's settlement or a flush (an extra round
-  // trip at the median with one client). Admissions are already batched per turn, so this one does not pipeline.
-  const admitter = redis.duplicate({ enableAutoPipelining: false });
-  admitter.on('error', () => {}); // reported by the shared connection; a failed admission fails open
-  admitter.defineCommand('meterAdmitMany', { numberOfKeys: 0, lua: ADMIT_MANY });
-  const a = admitter as unknown as Scripted;
+  // Each turn's script call (settlements and admissions) has a connection of its own (same options, 1 s timeout
+  // included), so that a request never waits behind other metering traffic: with auto-pipelining ioredis keeps one
+  // pipeline in flight per connection, and on the shared one an admission would queue behind a flush (an extra round
+  // trip at the median with one client). Turns are already batched, so this one does not pipeline.
+  const turns = redis.duplicate({ enableAutoPipelining: false });
+  turns.on('error', () => {}); // reported by the shared connection; a failed admission fails open
+  turns.defineCommand('meterTurn', { numberOfKeys: 0, lua: TURN });
+  const a = turns as unknown as Scripted;
   const consumer = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const stats = { failOpen: 0 };
   const unmetered: Record<string, unknown>[] = [];
@@ -120,11 +118,11 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
 
   const subjectOf = (auth: AuthContext) => (auth.mode === 'test' ? `${auth.clientId}:test` : auth.clientId);
 
-  // The admissions of one turn of the event loop go to Redis as one script call (ADMIT_MANY): one command to encode
-  // and decode, one script run, however many requests the turn parsed. It is sent from setImmediate, right after
-  // the poll phase that read those requests (a lone request waits for nothing), together with the settlements of
-  // the requests answered in the same turn: with ioredis's auto-pipelining both go out in one write and come back
-  // in one read. Every waiting request awaits its batch's one promise and reads its own four values.
+  // The admissions of one turn of the event loop and the settlements of the requests answered in it go to Redis as
+  // one script call (TURN): one command to encode and decode, one write, one read and one script run, however many
+  // requests the turn parsed and answered. It is sent from setImmediate, right after the poll phase that read those
+  // requests (a lone request waits for nothing). Every waiting request awaits its batch's one promise and reads its
+  // own four values.
   interface AdmitBatch {
     args: (string | number)[];
     size: number;
@@ -134,29 +132,43 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   }
   let batch: AdmitBatch | null = null;
   const newBatch = (): AdmitBatch => {
-    const b = { args: [opts.keyPrefix], size: 0 } as unknown as AdmitBatch;
+    const b = { args: [], size: 0 } as unknown as AdmitBatch;
     b.promise = new Promise((resolve, reject) => {
       b.resolve = resolve;
       b.reject = reject;
     });
     return b;
   };
+  /** Settlements waiting for the turn's call: (request id, charge 1|0, event) triples. */
+  let settling: (string | number)[] = [];
   let turnScheduled = false;
+  /** The last turn call: calls on one connection run in order, so once it has run, every earlier one has too. */
+  let lastTurn: Promise<void> = Promise.resolve();
+  /** Sends what this turn has (settlements, admissions) as one script call; resolves once every call sent has run. */
   const sendTurn = () => {
     turnScheduled = false;
-    void sendSettlements();
-    sendAdmissions();
+    const b = batch;
+    const settled = settling;
+    if (b === null && settled.length === 0) return lastTurn;
+    batch = null;
+    settling = [];
+    const period = currentPeriod(Date.now());
+    lastTurn = a.meterTurn(opts.keyPrefix, period, settled.length / 3, ...settled, ...(b?.args ?? [])).then(
+      (out) => b?.resolve(out),
+      (err: Error) => {
+        b?.reject(err); // the admissions fail open
+        // The reservations stay in Redis and the reaper refunds them: the client is not charged for these.
+        if (settled.length > 0) {
+          app.log.error({ err: err.message, requests: settled.length / 3 }, 'could not settle metering');
+        }
+      },
+    );
+    return lastTurn;
   };
   const scheduleTurn = () => {
     if (turnScheduled) return;
     turnScheduled = true;
     setImmediate(sendTurn);
-  };
-  const sendAdmissions = () => {
-    const b = batch;
-    if (b === null) return;
-    batch = null;
-    a.meterAdmitMany(...b.args).then(b.resolve, b.reject);
   };
 
   /** One admission (ADMIT_ONE in scripts.ts), batched with the others of this turn of the event loop. */
@@ -174,7 +186,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       a.mode === 'test' ? 't' : 'm',
       free ? '1' : '0',
     );
-    if (b.size >= ADMIT_BATCH_MAX) sendAdmissions();
+    if (b.size >= ADMIT_BATCH_MAX) void sendTurn();
     else scheduleTurn();
     const out = await b.promise;
     return [Number(out[at]), String(out[at + 1]), Number(out[at + 2]), Number(out[at + 3])] as AdmitReply;
@@ -193,6 +205,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       if (!(await app.reauthenticate(request, reply, surface))) return null;
       auth = request.auth!;
       if (auth.trialCapDue && auth.mode === 'live') {
+        await lastTurn; // settlements sent on the turn connection have run (refunds lower what is pending)
         const pending = Number((await redis.hget(keysOf(auth.clientId).pend, 'c')) ?? 0);
         await app.sql`SELECT meter.apply_trial_cap(${auth.clientId}::uuid, ${pending})`;
         if (!(await app.reauthenticate(request, reply, surface))) return null;
@@ -204,36 +217,18 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     return { result, subject: subjectOf(auth), period, auth };
   }
 
-  // The RateLimit field for each (remaining, seconds) pair is serialized by the library once and kept: t is 1..60,
-  // r at most the plan's RPM, so a busy client reuses a handful of values. Cleared when it grows large.
-  const rateLimitFields = new Map<number, string>();
-  function rateLimitField(remaining: number, resetSeconds: number) {
-    const id = remaining * 64 + resetSeconds;
-    let field = rateLimitFields.get(id);
-    if (field === undefined) {
-      field = serializeDictionary({
-        default: [
-          true,
-          new Map([
-            ['r', remaining],
-            ['t', resetSeconds],
-          ]),
-        ],
-      });
-      if (rateLimitFields.size >= 10_000) rateLimitFields.clear();
-      rateLimitFields.set(id, field);
-    }
-    return field;
-  }
-
   function setHeaders(reply: FastifyReply, limit: number, remaining: number, resetMs: number, now: number) {
     const resetSeconds = Math.max(1, Math.ceil(resetMs / 1000));
     const left = Math.max(0, remaining);
     reply.header('X-RateLimit-Limit', limit);
     reply.header('X-RateLimit-Remaining', left);
     reply.header('X-RateLimit-Reset', Math.ceil(now / 1000) + resetSeconds);
-    // t is at most 60 in practice; a larger one (a clock step) is serialized without the cache
-    reply.header('RateLimit', resetSeconds < 64 ? rateLimitField(left, resetSeconds) : rateLimitField(left, 63));
+    // RFC 9651 structured field, serialized by the library (about 3 us): `default;r=<remaining>;t=<seconds>`
+    const field = new Map([
+      ['r', left],
+      ['t', resetSeconds],
+    ]);
+    reply.header('RateLimit', serializeDictionary({ default: [true, field] }));
     return resetSeconds;
   }
 
@@ -299,21 +294,6 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     if (refusal === 'sent') return reply;
     if (refusal) return sendError(reply, refusal);
   });
-
-  // Settlements of the requests that finished in one turn of the event loop go to Redis as one script call, sent
-  // with that turn's admissions (scheduleTurn).
-  let settling: (string | number)[] = [];
-  const sendSettlements = async () => {
-    const batch = settling;
-    settling = [];
-    if (batch.length === 0) return;
-    try {
-      await r.meterSettle(opts.keyPrefix, periodOf(Date.now()), ...batch);
-    } catch (err) {
-      // The reservations stay in Redis and the reaper refunds them: the client is not charged for these.
-      app.log.error({ err: (err as Error).message, requests: batch.length / 3 }, 'could not settle metering');
-    }
-  };
 
   /** Charges (or refunds) the request's reservation; settling twice changes nothing. */
   function settle(request: FastifyRequest, charge: boolean) {
@@ -438,7 +418,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         throw err;
       }
     }
-    await sendSettlements();
+    await sendTurn(); // every settlement so far has run, so the stream holds its events
     if (Date.now() - lastReap > 60_000) await reapOrphans();
     try {
       await redis.xgroup('CREATE', STREAM, GROUP, '0', 'MKSTREAM');
@@ -500,6 +480,6 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   app.addHook('onClose', async () => {
     clearInterval(timer);
     await flush().catch((err: Error) => app.log.error({ err: err.message }, 'final usage flush failed'));
-    admitter.disconnect();
+    turns.disconnect();
   });
 });

@@ -3,7 +3,7 @@ import t from 'tap';
 import net from 'node:net';
 import { buildTestApp } from '../helpers/app.ts';
 import { secondsToNextPeriod } from '../../src/plugins/metering.ts';
-import { ADMIT_MANY } from '../../src/metering/scripts.ts';
+import { TURN } from '../../src/metering/scripts.ts';
 
 const only = <T>(rows: readonly T[]): T => {
   if (rows.length !== 1) throw new Error(`expected one row, got ${rows.length}`);
@@ -291,16 +291,19 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   await setCredits(c.client.id, 2);
   t.equal((await call(c.headers)).statusCode, 200, 'loads the balance: one credit left');
   // A process admitted a request six minutes ago and died before settling it.
+  const period = new Date().toISOString().slice(0, 7);
   const [ok, field] = (await app.redis.eval(
-    ADMIT_MANY,
+    TURN,
     0,
     ctx.prefix,
+    period,
+    0, // no settlements, one admission:
     c.client.id,
     c.client.id,
     Date.now() - 360_000,
     30,
     (await app.redis.hget(`st:${c.client.id}`, 'ver'))!,
-    new Date().toISOString().slice(0, 7),
+    period,
     'req_crashed',
     'm',
     '0',

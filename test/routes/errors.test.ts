@@ -2,6 +2,7 @@
 import t, { type Test } from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { newRequestId } from '../../src/app.ts';
 
 const { app, get } = await buildTestApp(t);
 
@@ -36,6 +37,8 @@ t.test('an oversized URL is 400 bad_request, not a bare 431', async (t) => {
   const res = await get(`/v1/counties?q=${'a'.repeat(9000)}`);
   t.equal(res.statusCode, 400);
   isEnvelope(t, res.body, 400, 'bad_request');
+  t.equal(res.headers['x-request-id'], res.json().error.request_id);
+  t.notOk(res.headers.ratelimit, 'refused before authentication and metering');
 });
 
 t.test('a county slug with characters outside the slug alphabet is 400 naming the parameter', async (t) => {
@@ -59,6 +62,15 @@ t.test('other methods on a GET route are refused in the envelope', async (t) => 
 t.test('every response carries X-Request-Id equal to the body request id', async (t) => {
   const res = await get('/v1/nothing');
   t.equal(res.headers['x-request-id'], res.json().error.request_id);
+});
+
+t.test('request ids are req_ and 24 hex characters, all different (across refills of the random pool)', async (t) => {
+  const ids = Array.from({ length: 1500 }, newRequestId);
+  t.ok(
+    ids.every((id) => /^req_[0-9a-f]{24}$/.test(id)),
+    'the shape',
+  );
+  t.equal(new Set(ids).size, ids.length, 'no repeats');
 });
 
 t.test('configuration lists every bad setting at once', async (t) => {
