@@ -152,12 +152,33 @@ CREATE FUNCTION api.parcel_query_score_sql(p_words api.query_word[]) RETURNS tex
 COMMENT ON FUNCTION api.parcel_query_score_sql(api.query_word[]) IS
   'Helper of search_parcels: the SQL expression (over core.parcels p) of a parcel''s relevance score for query words.';
 
+-- A lat/lng box as a geometry literal: cheaper for the planner than the calls that would make it.
+CREATE FUNCTION api.parcel_box_literal(p_lng float8, p_lat float8, p_dlng float8, p_dlat float8) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN quote_literal(ST_MakeEnvelope(p_lng - p_dlng, p_lat - p_dlat, p_lng + p_dlng, p_lat + p_dlat, 4326)::text) || '::geometry';
+COMMENT ON FUNCTION api.parcel_box_literal(float8, float8, float8, float8) IS
+  'Helper of parcel_where: the box lng +- dlng, lat +- dlat (degrees) as an EPSG:4326 geometry literal.';
+
 CREATE FUNCTION api.parcel_where(f api.parcel_filter, p_words api.query_word[]) RETURNS text
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
   w text[] := ARRAY['true'];
   pt text;
+  -- the sphere PostGIS measures geography on without the spheroid: WGS 84's mean radius (2a + b) / 3, in metres
+  r_earth constant float8 := 6371008.771415059;
+  dlat float8;  -- half sizes, in degrees, of the box around a near circle
+  dlng float8;
+  k_in float8;  -- a corner is within r - 1 m of the near point when dlat^2 + k_in * dlng^2 <= t_in (degrees)
+  t_in float8;
+  bulge float8; -- metres by which geodesic edges of the parcels a guard box admits may stray from the lat/lng box
+  rects text;   -- the rectangles inside a near circle
+  ell_a float8; -- the ellipse (degrees) that holds every point within r + 1 + b m of a near point
+  ell_b float8;
+  k_out float8;
+  angle float8;
+  ulp float8;   -- a float4 step at the bbox's coordinates
+  env text;
 BEGIN
   IF f.county IS NOT NULL THEN
     -- one value as plain equality, so an index that continues with the sort key returns rows already in order
@@ -192,14 +213,72 @@ BEGIN
   IF f.sale_price_min IS NOT NULL THEN w := w || format('p.last_sale_price >= %L::float8', f.sale_price_min); END IF;
   IF f.sale_price_max IS NOT NULL THEN w := w || format('p.last_sale_price <= %L::float8', f.sale_price_max); END IF;
   IF f.near_lat IS NOT NULL THEN
-    pt := format('ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)', f.near_lng, f.near_lat);
-    -- a degree box around the point first (GiST on geom), then the exact distance on the spheroid
-    w := w || format('p.geom && ST_Expand(%1$s, %2$L::float8, %3$L::float8) AND ST_DWithin(p.geom::geography, %1$s::geography, %4$L::float8, false)',
-                     pt, f.radius_m / (111320 * cos(radians(f.near_lat))) * 1.01, f.radius_m / 110574 * 1.01, f.radius_m);
+    -- Near: ST_DWithin(p.geom::geography, point, r) on the sphere. That test costs ~10 us a parcel (the cast and a
+    -- geodesic distance), so only parcels that cheaper bounds cannot decide get it (under 1% at 500 m). The bounds
+    -- keep a metre to spare and use haversine with x^2 (1 - x^2 / 12) / 4 <= sin^2(x / 2) <= x^2 / 4: in degrees,
+    -- dlat^2 + k * dlng^2 <= t(d) = 4 sin^2(d / 2R) puts a point within d metres when k >= cos(lat0) * cos(lat), and
+    -- beyond when (1 - x^2 / 12) * k <= cos(lat0) * cos(lat) and the inequality fails, with cos(lat) bounded over the
+    -- latitudes the point can have. In order:
+    --  1. the degree box 1% larger than the circle (GiST on geom);
+    --  2. in: the bounding box inside one of three rectangles whose corners are within r - 1 m (then so is all of the
+    --     rectangle, its farthest points being corners, and so are the polygon's vertices, the same points on the
+    --     sphere). The operator @ reads the float4 box stored with the geometry, rounded outward: the rectangles are
+    --     shrunk by a float4 step;
+    --  3. a bounding box not inside the guard box (the near box grown by 0.01 degree): the exact test. Parcels
+    --     inside it (under ~3 km wide at 500 m) have geodesic edges within b metres of straight lat/lng lines, which
+    --     the bounds below add to their margin;
+    --  4. out: the bounding box (<#>, raw degrees, the stored box too) farther from a segment of the point's parallel
+    --     than the stadium around it that holds the ellipse of every point within r + 1 + b m;
+    --  5. the planar distance from the polygon, its longitudes scaled by cos(lat0), to the point (also scaled): in
+    --     when under the bound for r - 1 - b m, out when over the bound for r + 1 + b m, else the exact test.
+    -- Constant geometries are written as literals: cheaper to plan than the calls that would make them.
+    pt := quote_literal(ST_SetSRID(ST_MakePoint(f.near_lng, f.near_lat), 4326)::text);
+    dlng := f.radius_m / (111320 * cos(radians(f.near_lat))) * 1.01;
+    dlat := f.radius_m / 110574 * 1.01;
+    k_in := cos(radians(f.near_lat)) * cos(radians(greatest(abs(f.near_lat) - dlat, 0)));
+    t_in := CASE WHEN f.radius_m > 1 THEN 4 * sin((f.radius_m - 1) / (2 * r_earth)) ^ 2 * (180 / pi()) ^ 2 ELSE -1 END;
+    bulge := r_earth * radians(2 * (dlng + 0.01)) ^ 2 / 16;
+    -- every point within r + 1 + b m lies in the ellipse dlat^2 + k_out * dlng^2 <= ell_b^2 (degrees), semi-axes
+    -- ell_a (lng) >= ell_b (lat), and so within ell_b of the segment lng0 +- (ell_a - ell_b) on the point's parallel
+    ell_b := sqrt(4 * sin((f.radius_m + 1 + bulge) / (2 * r_earth)) ^ 2 / (1 - radians(greatest(dlat, dlng) + 0.001) ^ 2 / 12)) * 180 / pi();
+    k_out := cos(radians(f.near_lat)) * cos(radians(least(abs(f.near_lat) + greatest(dlat, ell_b * 1.001), 90)));
+    ell_a := ell_b / sqrt(k_out);
+    rects := 'false';
+    IF t_in > 0 THEN
+      FOREACH angle IN ARRAY ARRAY[45, 30, 60] LOOP
+        rects := rects || ' OR p.geom @ ' || api.parcel_box_literal(f.near_lng, f.near_lat,
+          sqrt(t_in / k_in) * cos(radians(angle)) * (1 - 1e-9) - (abs(f.near_lng) + dlng) * 2 ^ -23,
+          sqrt(t_in) * sin(radians(angle)) * (1 - 1e-9) - (abs(f.near_lat) + dlat) * 2 ^ -23);
+      END LOOP;
+    END IF;
+    w := w || ('p.geom && ' || api.parcel_box_literal(f.near_lng, f.near_lat, dlng, dlat));
+    w := w || format(
+      'CASE WHEN %1$s THEN true'
+      ' WHEN NOT p.geom @ %2$s THEN ST_DWithin(p.geom::geography, %3$s::geography, %4$L::float8, false)'
+      ' WHEN p.geom <#> %5$s::geometry > %6$L::float8 THEN false'
+      ' ELSE CASE width_bucket(ST_Distance(ST_Scale(p.geom, %7$L::float8, 1), %8$s::geometry), %9$L::float8, %10$L::float8, 1)'
+      '   WHEN 0 THEN true WHEN 2 THEN false ELSE ST_DWithin(p.geom::geography, %3$s::geography, %4$L::float8, false) END END',
+      rects, api.parcel_box_literal(f.near_lng, f.near_lat, dlng + 0.01, dlat + 0.01), pt, f.radius_m,
+      quote_literal(ST_SetSRID(ST_MakeLine(ST_MakePoint(f.near_lng - (ell_a - ell_b), f.near_lat),
+                                           ST_MakePoint(f.near_lng + (ell_a - ell_b), f.near_lat)), 4326)::text),
+      ell_b,
+      -- 5: the scaling, the scaled point, and the planar distances under which a parcel is in and over which it is out
+      cos(radians(f.near_lat)), quote_literal(ST_SetSRID(ST_MakePoint(f.near_lng * cos(radians(f.near_lat)), f.near_lat), 4326)::text),
+      CASE WHEN f.radius_m > 1 + bulge
+           THEN sqrt(4 * sin((f.radius_m - 1 - bulge) / (2 * r_earth)) ^ 2 * (180 / pi()) ^ 2 * cos(radians(f.near_lat)) ^ 2 / k_in)
+           ELSE 0 END,
+      ell_b * cos(radians(f.near_lat)) / sqrt(k_out) * (1 + 1e-9));
   END IF;
   IF f.bbox IS NOT NULL THEN
-    w := w || format('p.geom && ST_MakeEnvelope(%1$L, %2$L, %3$L, %4$L, 4326) AND ST_Intersects(p.geom, ST_MakeEnvelope(%1$L, %2$L, %3$L, %4$L, 4326))',
-                     f.bbox[1], f.bbox[2], f.bbox[3], f.bbox[4]);
+    -- Intersects: GEOS only for parcels whose bounding box does not lie inside the box. @ compares the float4 boxes
+    -- stored with geometries (rounded outward), so it is given the box shrunk by a float4 step. A CASE, not OR: the
+    -- planner would scan the index once per arm of an OR.
+    ulp := greatest(abs(f.bbox[1]), abs(f.bbox[3]), abs(f.bbox[2]), abs(f.bbox[4])) * 2 ^ -23;
+    env := format('ST_MakeEnvelope(%L, %L, %L, %L, 4326)', f.bbox[1], f.bbox[2], f.bbox[3], f.bbox[4]);
+    w := w || format('p.geom && %1$s AND CASE WHEN %2$s THEN true ELSE ST_Intersects(p.geom, %1$s) END', env,
+                     CASE WHEN f.bbox[3] - f.bbox[1] > 2 * ulp AND f.bbox[4] - f.bbox[2] > 2 * ulp
+                          THEN format('p.geom @ ST_MakeEnvelope(%L, %L, %L, %L, 4326)', f.bbox[1] + ulp, f.bbox[2] + ulp, f.bbox[3] - ulp, f.bbox[4] - ulp)
+                          ELSE 'false' END);
   END IF;
   IF f.point_lng IS NOT NULL THEN
     pt := format('ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)', f.point_lng, f.point_lat);
@@ -323,6 +402,7 @@ CREATE FUNCTION api.search_parcels(
   p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0
 ) RETURNS SETOF api.parcel_hit
   LANGUAGE plpgsql STABLE PARALLEL SAFE
+  SET plan_cache_mode = auto SET enable_sort = on SET enable_bitmapscan = on  -- restored at exit: changes below stay inside
 AS $$
 DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
@@ -339,6 +419,15 @@ DECLARE
   v_ids bigint[];
   v_matches bigint;
   v_bound bigint;
+  v_pt text;
+  v_k integer;
+  v_dlat float8;
+  v_dlng float8;
+  v_dist float8[];
+  v_read integer;
+  v_raw float8;
+  v_lo float8;
+  v_r constant float8 := 6371008.771415059;  -- the sphere of ST_Distance(geography, geography, false), metres
 BEGIN
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
@@ -381,14 +470,45 @@ BEGIN
               format('%s AND NOT %s', v_words_exact, v_exact), format('NOT (%s)', v_words_exact)],
         ARRAY['p.id', 'p.id', 'p.id'], p_limit, p_offset, ARRAY[false, true, true]);
     END IF;
+  ELSIF v_sort = 'distance' THEN
+    -- Distance to the centroid on the sphere (ST_Distance on geography, ~2 us a parcel). A page needs only the
+    -- nearest offset + limit matches: read a few more than that from the centroid index in planar order (KNN on <->,
+    -- raw degrees, within the near box) and rank them by ST_Distance. They hold the nearest of all when the page's
+    -- last distance is under the distance to anywhere outside the box and, unless the box ran out, under the last
+    -- planar distance read times the box's smallest metres per degree (which bound every match not read from
+    -- below). Otherwise, and for radii under 150 m (a few hundred parcels at most), every match is ranked. Sorting
+    -- is turned off so that the planner walks the index instead of sorting the whole box.
+    v_k := p_offset + p_limit;
+    v_pt := quote_literal(ST_SetSRID(ST_MakePoint(p_near_lng, p_near_lat), 4326)::text);
+    v_dlat := p_radius_m / 110574 * 1.01;
+    v_dlng := p_radius_m / (111320 * cos(radians(p_near_lat))) * 1.01;
+    IF p_radius_m >= 150 THEN
+      PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
+      EXECUTE format(
+        'SELECT array_agg(id ORDER BY d, id), array_agg(d ORDER BY d, id), count(*), max(raw)'
+        '  FROM (SELECT p.id, p.centroid <-> %2$s::geometry AS raw, ST_Distance(p.centroid::geography, %2$s::geography, false) AS d'
+        '          FROM core.parcels p WHERE %1$s AND p.centroid && %3$s ORDER BY p.centroid <-> %2$s::geometry LIMIT %4$s) t',
+        v_where, v_pt, api.parcel_box_literal(p_near_lng, p_near_lat, v_dlng, v_dlat), 2 * v_k + 10) INTO v_ids, v_dist, v_read, v_raw;
+      PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
+    END IF;
+    v_lo := cos(radians(p_near_lat)) * cos(radians(least(abs(p_near_lat) + v_dlat, 90)));
+    IF v_read >= v_k
+       AND v_dist[v_k] < least(v_r * radians(v_dlat), 2 * v_r * asin(sqrt(v_lo) * sin(radians(v_dlng) / 2)))
+       AND (v_read < 2 * v_k + 10
+            OR v_r * radians(v_raw) * sqrt(v_lo * (1 - radians(greatest(v_dlat, v_dlng) + 0.001) ^ 2 / 12)) > v_dist[v_k]) THEN
+      v_ids := v_ids[p_offset + 1 : v_k];
+    ELSE
+      EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s'
+                     ' ORDER BY ST_Distance(p.centroid::geography, %s::geography, false), p.id LIMIT %s OFFSET %s) page',
+                     v_where, v_pt, p_limit, p_offset) INTO v_ids;
+    END IF;
   ELSE
-    EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s LIMIT %s OFFSET %s) page',
-                   v_where,
-                   CASE WHEN v_sort = 'distance'
-                        THEN format('ST_Distance(p.centroid::geography, ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)::geography, false), p.id', p_near_lng, p_near_lat)
-                        ELSE 'p.id' END,
-                   p_limit, p_offset) INTO v_ids;
+    EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY p.id LIMIT %s OFFSET %s) page',
+                   v_where, p_limit, p_offset) INTO v_ids;
   END IF;
+  -- The rows of the page by a cached generic plan: the same few index lookups whatever the ids, where a custom plan
+  -- (chosen for short pages, whose estimate looks cheaper) costs more to plan (~0.6 ms) than to run.
+  PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
   RETURN QUERY SELECT * FROM api.parcel_rows(coalesce(v_ids, '{}'), false);
 END $$;
 COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer) IS
@@ -422,8 +542,10 @@ DECLARE
   v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END;
   v_count integer;
 BEGIN
-  v_count := api.parcel_total_from_vocabulary(v_filter, v_words);
-  IF v_count IS NOT NULL THEN RETURN v_count; END IF;
+  IF v_words IS NOT NULL THEN  -- (a call costs a plan of its body each time: worth it only with a query)
+    v_count := api.parcel_total_from_vocabulary(v_filter, v_words);
+    IF v_count IS NOT NULL THEN RETURN v_count; END IF;
+  END IF;
   IF api.parcel_filter_is_categorical(v_filter) THEN
     EXECUTE format('SELECT coalesce(sum(p.parcels), 0)::integer FROM core.parcel_facet_counts p WHERE %s',
                    api.parcel_where(v_filter, v_words)) INTO v_count;
