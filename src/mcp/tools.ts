@@ -291,8 +291,9 @@ const accountTools = [
     input: Type.Object({}),
     free: true,
     run: async ({ app, auth }) => {
-      const pending = await app.pendingUsage(auth, periodOf(Date.now()));
-      const data = await getAccountUsage(app.sql, auth.clientId, auth.mode, pending);
+      const data = await app.withPendingUsage(auth, periodOf(Date.now()), (pending) =>
+        getAccountUsage(app.sql, auth.clientId, auth.mode, pending),
+      );
       return {
         structured: { data },
         summary: `${data.events_count} of ${data.monthly_quota} credits used (${data.percent_used}%) on the ${data.plan} plan; resets ${data.reset_date}.`,

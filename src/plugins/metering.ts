@@ -28,8 +28,12 @@ declare module 'fastify' {
     ) => Promise<ApiError | null | 'sent'>;
     /** Charges a 2xx answer (or refunds anything else); REST settles in onResponse, MCP per tool call. */
     settleRequest: (request: FastifyRequest, charge: boolean) => void;
-    /** Charged requests of a client's pool this period that are still in Redis, not yet in Postgres. */
-    pendingUsage: (auth: AuthContext, period: string) => Promise<number>;
+    /**
+     * Runs `read` with the charged requests of the client's pool this period that are still in Redis, not yet in
+     * Postgres. This process's flush does not move events from Redis to Postgres while `read` runs, so a count made
+     * of both never holds an event twice.
+     */
+    withPendingUsage: <T>(auth: AuthContext, period: string, read: (pending: number) => Promise<T>) => Promise<T>;
     /** Refunds reservations older than 5 minutes (their process died before settling); runs every minute. */
     reapOrphans: () => Promise<number>;
     /** Requests admitted without Redis (it did not answer within a second). */
@@ -354,12 +358,35 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     return true;
   });
 
-  app.decorate('pendingUsage', async (auth: AuthContext, period: string) => {
-    const subject = auth.mode === 'test' ? `${auth.clientId}:test` : auth.clientId;
+  // Usage reads (Redis's pending count, then Postgres's) against the flush's step that writes a batch to Postgres
+  // and then acknowledges it in Redis: were that step to fall between a read's two halves, the batch would count
+  // twice. Reads share the gate; the step waits for the reads in progress and holds new ones back.
+  let usageReads = 0;
+  let readsDone: (() => void) | null = null;
+  let moving: Promise<void> | null = null;
+  async function moveUsage(step: () => Promise<void>) {
+    let release = () => {};
+    moving = new Promise((resolve) => (release = resolve));
     try {
-      return Number((await redis.hget(keysOf(subject).pend, `n:${period}`)) ?? 0);
-    } catch {
-      return 0;
+      if (usageReads > 0) await new Promise<void>((resolve) => (readsDone = resolve));
+      await step();
+    } finally {
+      moving = null;
+      release();
+    }
+  }
+  app.decorate('withPendingUsage', async (auth, period, read) => {
+    while (moving) await moving;
+    usageReads++;
+    try {
+      const subject = auth.mode === 'test' ? `${auth.clientId}:test` : auth.clientId;
+      const pending = await redis.hget(keysOf(subject).pend, `n:${period}`).then(Number, () => 0);
+      return await read(pending);
+    } finally {
+      if (--usageReads === 0 && readsDone) {
+        readsDone();
+        readsDone = null;
+      }
     }
   });
 
@@ -459,11 +486,13 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
           ackArgs.push(`${opts.keyPrefix}pend:${mode === 'test' ? `${client_id}:test` : client_id}`, field!, period!);
         }
       }
-      if (rows.length > 0) {
-        written +=
-          (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
-      }
-      await r.meterAck(STREAM, GROUP, ...ackArgs);
+      await moveUsage(async () => {
+        if (rows.length > 0) {
+          written +=
+            (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
+        }
+        await r.meterAck(STREAM, GROUP, ...ackArgs);
+      });
     }
   }
   const flush = () => {

@@ -18,8 +18,10 @@ const account: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const auth = request.auth!;
-      const pending = await app.pendingUsage(auth, periodOf(Date.now()));
-      return { data: await getAccountUsage(app.sql, auth.clientId, auth.mode, pending), meta: meta(request) };
+      const data = await app.withPendingUsage(auth, periodOf(Date.now()), (pending) =>
+        getAccountUsage(app.sql, auth.clientId, auth.mode, pending),
+      );
+      return { data, meta: meta(request) };
     },
   );
 };

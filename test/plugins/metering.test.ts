@@ -2,7 +2,7 @@
 import t from 'tap';
 import net from 'node:net';
 import { buildTestApp } from '../helpers/app.ts';
-import { secondsToNextPeriod } from '../../src/plugins/metering.ts';
+import { periodOf, secondsToNextPeriod } from '../../src/plugins/metering.ts';
 import { TURN } from '../../src/metering/scripts.ts';
 
 const only = <T>(rows: readonly T[]): T => {
@@ -97,6 +97,25 @@ t.test('only 2xx answers are charged; usage counts them exactly, whichever key o
     >`SELECT sum(delta)::int AS delta FROM meter.ledger WHERE client_id = ${c.client.id} AND reason = 'usage'`,
   );
   t.equal(delta, -5, 'the ledger agrees');
+});
+
+t.test('a flush never lands inside a usage read: Redis pending plus Postgres counts each event once', async (t) => {
+  const c = await newClient('pro');
+  t.same(await statuses(c.headers, 4), [200, 200, 200, 200]);
+  const auth = { clientId: c.client.id, mode: 'live' } as Parameters<typeof app.withPendingUsage>[0];
+  const inPostgres = async () =>
+    only(await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`)
+      .n;
+  let flushed: Promise<number> | null = null;
+  const seen = await app.withPendingUsage(auth, periodOf(Date.now()), async (pending) => {
+    flushed = app.flushUsage(); // starts now; must not move this client's events until the read is done
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return { pending, stored: await inPostgres() };
+  });
+  t.same(seen, { pending: 4, stored: 0 }, 'the read saw every event once, all still pending');
+  await flushed;
+  t.equal(await inPostgres(), 4, 'the flush ran after the read');
+  t.equal((await usage(c.headers)).events_count, 4);
 });
 
 t.test('free trial: 500 credits at signup; at zero, 402 with an upgrade hint', async (t) => {
