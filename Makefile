@@ -55,7 +55,7 @@ bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with au
 
 bench: services ## issue 9 benchmark on SCALE synthetic parcels (default 1000000; 10800000 = full state) into bench/RESULTS.md
 	@url=$$($(TSX) bench/state.ts --parcels $(SCALE)) && unset API_DATABASE_URL && DATABASE_URL="$$url" \
-	  $(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10}
+	  $(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10} --recall-queries $${RECALL_QUERIES:-40}
 
 data: ## synthetic statewide NAL, SDF, polygons and delinquencies for all 67 counties (PARCELS=, SEED=, OUT=)
 	@$(TSX) scripts/generate-state.ts --parcels $(PARCELS) --seed $(SEED) --out $(OUT)
