@@ -13,8 +13,9 @@ export interface RecallResult {
   k: number;
   /** Mean over queries of |ours ∩ truth| / |truth| (queries whose truth is empty count as 1 when ours is empty). */
   recall: number;
-  /** Queries whose exhaustive ranking did not finish within the time limit: not in the mean. */
+  /** Queries whose exhaustive ranking did not finish within limitSeconds: not in the mean. */
   skipped: string[];
+  limitSeconds: number;
   worst: { query: string; recall: number }[];
 }
 
@@ -75,7 +76,7 @@ export async function measureRecall(
         return (await tx.unsafe<{ id: number }[]>(GROUND_TRUTH, [query, k])).map((r) => r.id);
       });
     } catch (err) {
-      if (!/statement timeout/.test((err as Error).message)) throw err;
+      if ((err as { code?: string }).code !== '57014') throw err; // query_canceled: the statement timeout
       skipped.push(query);
       continue;
     }
@@ -93,6 +94,7 @@ export async function measureRecall(
     k,
     recall: mean,
     skipped,
+    limitSeconds,
     worst: [...perQuery].sort((a, b) => a.recall - b.recall).slice(0, 5),
   };
 }

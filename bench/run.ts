@@ -206,7 +206,7 @@ Search quality: recall of the top 25 for ${recall.queries} of the ${searchQuerie
 exhaustive ranking by the same documented semantics (\`bench/recall.ts\`): **${recall.recall.toFixed(3)}** (target ≥ 0.95:
 ${recall.recall >= 0.95 ? 'met' : '**missed**'}). Lowest: ${recall.worst.map((w) => `${w.query} ${w.recall.toFixed(2)}`).join(', ')}.${
   recall.skipped.length > 0
-    ? ` Not computed (the exhaustive ranking took over 30 s, so these are not in the mean): ${recall.skipped.length} queries, ${recall.skipped.join(', ')}.`
+    ? ` Not computed (the exhaustive ranking took over ${recall.limitSeconds} s, so these are not in the mean): ${recall.skipped.length} queries, ${recall.skipped.join(', ')}.`
     : ''
 }
 

@@ -152,6 +152,20 @@ CREATE FUNCTION api.parcel_query_score_sql(p_words api.query_word[]) RETURNS tex
 COMMENT ON FUNCTION api.parcel_query_score_sql(api.query_word[]) IS
   'Helper of search_parcels: the SQL expression (over core.parcels p) of a parcel''s relevance score for query words.';
 
+-- The sphere PostGIS measures geography on when told not to use the spheroid (ST_Distance(g1, g2, false),
+-- ST_DWithin(g1, g2, r, false)): WGS 84's mean radius (2a + b) / 3, in metres.
+CREATE FUNCTION api.sphere_radius_m() RETURNS float8
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN 6371008.771415059;
+COMMENT ON FUNCTION api.sphere_radius_m() IS
+  'Helper of the near search: the radius, in metres, of the sphere PostGIS measures geography on without the spheroid.';
+
+CREATE FUNCTION api.near_box(p_lat float8, p_radius_m float8, OUT dlat float8, OUT dlng float8)
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT p_radius_m / 110574 * 1.01, p_radius_m / (111320 * cos(radians(p_lat))) * 1.01 $$;
+COMMENT ON FUNCTION api.near_box(float8, float8) IS
+  'Helper of the near search: half sizes, in degrees, of the lat/lng box 1% larger than a circle of p_radius_m metres around a point at latitude p_lat.';
+
 -- A lat/lng box as a geometry literal: cheaper for the planner than the calls that would make it.
 CREATE FUNCTION api.parcel_box_literal(p_lng float8, p_lat float8, p_dlng float8, p_dlat float8) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -165,8 +179,7 @@ AS $$
 DECLARE
   w text[] := ARRAY['true'];
   pt text;
-  -- the sphere PostGIS measures geography on without the spheroid: WGS 84's mean radius (2a + b) / 3, in metres
-  r_earth constant float8 := 6371008.771415059;
+  r_earth constant float8 := api.sphere_radius_m();
   dlat float8;  -- half sizes, in degrees, of the box around a near circle
   dlng float8;
   k_in float8;  -- a corner is within r - 1 m of the near point when dlat^2 + k_in * dlng^2 <= t_in (degrees)
@@ -233,8 +246,7 @@ BEGIN
     --     when under the bound for r - 1 - b m, out when over the bound for r + 1 + b m, else the exact test.
     -- Constant geometries are written as literals: cheaper to plan than the calls that would make them.
     pt := quote_literal(ST_SetSRID(ST_MakePoint(f.near_lng, f.near_lat), 4326)::text);
-    dlng := f.radius_m / (111320 * cos(radians(f.near_lat))) * 1.01;
-    dlat := f.radius_m / 110574 * 1.01;
+    SELECT * INTO dlat, dlng FROM api.near_box(f.near_lat, f.radius_m);
     k_in := cos(radians(f.near_lat)) * cos(radians(greatest(abs(f.near_lat) - dlat, 0)));
     t_in := CASE WHEN f.radius_m > 1 THEN 4 * sin((f.radius_m - 1) / (2 * r_earth)) ^ 2 * (180 / pi()) ^ 2 ELSE -1 END;
     bulge := r_earth * radians(2 * (dlng + 0.01)) ^ 2 / 16;
@@ -427,7 +439,7 @@ DECLARE
   v_read integer;
   v_raw float8;
   v_lo float8;
-  v_r constant float8 := 6371008.771415059;  -- the sphere of ST_Distance(geography, geography, false), metres
+  v_r constant float8 := api.sphere_radius_m();
 BEGIN
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
@@ -480,8 +492,7 @@ BEGIN
     -- is turned off so that the planner walks the index instead of sorting the whole box.
     v_k := p_offset + p_limit;
     v_pt := quote_literal(ST_SetSRID(ST_MakePoint(p_near_lng, p_near_lat), 4326)::text);
-    v_dlat := p_radius_m / 110574 * 1.01;
-    v_dlng := p_radius_m / (111320 * cos(radians(p_near_lat))) * 1.01;
+    SELECT * INTO v_dlat, v_dlng FROM api.near_box(p_near_lat, p_radius_m);
     IF p_radius_m >= 150 THEN
       PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
       EXECUTE format(

@@ -48,23 +48,8 @@ const ALIASES: Record<string, string[]> = {
   source_vendor: ['Vendor'],
 };
 
-const STAGE_COLUMNS = [
-  'county_id',
-  'parcel_id',
-  'tax_year',
-  'status',
-  'delinquent_amount',
-  'total_due',
-  'certificate_number',
-  'certificate_sale_date',
-  'owner_name',
-  'site_address_full',
-  'source_vendor',
-  'face_amount',
-  'certificate_holder',
-  'certificate_interest_rate',
-  'bid_rate',
-] as const;
+/** The staging row: the standard columns, the county resolved to its id. */
+const STAGE_COLUMNS = ['county_id', ...STANDARD_COLUMNS.slice(1)] as const;
 
 /** Collector wording -> the API's status values; anything else is kept, lower case, spaces as underscores. */
 const STATUS: Record<string, string> = {

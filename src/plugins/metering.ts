@@ -379,8 +379,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     while (moving) await moving;
     usageReads++;
     try {
-      const subject = auth.mode === 'test' ? `${auth.clientId}:test` : auth.clientId;
-      const pending = await redis.hget(keysOf(subject).pend, `n:${period}`).then(Number, () => 0);
+      const pending = await redis.hget(keysOf(subjectOf(auth)).pend, `n:${period}`).then(Number, () => 0);
       return await read(pending);
     } finally {
       if (--usageReads === 0 && readsDone) {
