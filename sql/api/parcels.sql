@@ -89,9 +89,29 @@ COMMENT ON FUNCTION api.county_ids(text[]) IS 'County ids for slugs (case-insens
 CREATE TYPE api.query_word AS (word text, terms text[], qualities float8[]);
 COMMENT ON TYPE api.query_word IS 'A parcel-search query word and the vocabulary terms (with match qualities) it stands for.';
 
+-- Every string one edit (a deletion, an insertion or a substitution, over the characters search words are made of)
+-- away from a word. For short words, looking these up in the vocabulary's primary key is exact and cheap (a few
+-- hundred probes); a trigram scan for them reads tens of thousands of vocabulary rows, because short words share
+-- their trigrams with much of the vocabulary.
+CREATE FUNCTION api.one_edit_variants(p_word text) RETURNS text[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+  RETURN ARRAY(
+    SELECT DISTINCT v FROM (
+      SELECT left(p_word, i) || substr(p_word, i + 2) FROM generate_series(0, length(p_word) - 1) AS i
+      UNION ALL
+      SELECT left(p_word, i) || c || substr(p_word, i + 1 + e)
+        FROM generate_series(0, length(p_word)) AS i,
+             unnest(string_to_array('ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789&', NULL)) AS c,
+             (VALUES (0), (1)) AS x(e)  -- 0: insert c before character i + 1; 1: replace that character by c
+       WHERE i + e <= length(p_word)) AS variants(v)
+     WHERE v <> p_word AND v <> '');
+COMMENT ON FUNCTION api.one_edit_variants(text) IS
+  'Helper of parcel_query_words: every string at Levenshtein distance 1 from p_word over A-Z, 0-9 and & (the '
+  'characters core.normalize_text keeps). Example: SELECT cardinality(api.one_edit_variants(''JON'')); -- 256';
+
 CREATE FUNCTION api.parcel_query_words(p_query text) RETURNS api.query_word[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
-  SET pg_trgm.similarity_threshold = 0.2
+  SET pg_trgm.similarity_threshold = 0.3
 AS $$
 DECLARE
   v_words text[] := ARRAY(
@@ -104,9 +124,6 @@ DECLARE
 BEGIN
   FOREACH v_word IN ARRAY v_words LOOP
     SELECT t.parcels INTO v_df FROM core.parcel_terms t WHERE t.term = v_word;
-    -- the trigram prefilter of typo candidates: loose enough for one edit in a short word (JON ~ JOHN shares 0.29),
-    -- tighter for longer words, whose candidates within two edits share more (and far fewer index entries are read)
-    PERFORM set_config('pg_trgm.similarity_threshold', CASE WHEN length(v_word) <= 4 THEN '0.2' ELSE '0.3' END, true);
     SELECT v_word, coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
            coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}')
       INTO v_word_out
@@ -114,13 +131,19 @@ BEGIN
               SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = v_word
               UNION ALL
               -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common
-              -- word is meant as written, and its exact total then comes from the vocabulary); never numbers
-              (SELECT t.term, t.parcels, 1 - levenshtein(v_word, t.term)::float8 / greatest(length(v_word), length(t.term))
-                 FROM core.parcel_terms t
+              -- word is meant as written, and its exact total then comes from the vocabulary); never numbers. Up to
+              -- 5 letters, one edit: every variant looked up by key. Longer words, two edits: among the terms that
+              -- share 30% of their trigrams (those within two edits of a long word share more).
+              (SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(v_word), length(y.term))
+                 FROM (SELECT t.term, t.parcels, 1 AS edits  -- a join: = ANY might be read from the trigram index
+                         FROM unnest(api.one_edit_variants(v_word)) AS v JOIN core.parcel_terms t ON t.term = v
+                        WHERE length(v_word) <= 5
+                       UNION ALL
+                       SELECT t.term, t.parcels, levenshtein(v_word, t.term) FROM core.parcel_terms t
+                        WHERE length(v_word) > 5 AND t.term % v_word AND t.term <> v_word
+                          AND levenshtein(v_word, t.term) <= 2) y
                 WHERE (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) >= 3 AND v_word !~ '^[0-9]+$'
-                  AND t.term % v_word AND t.term <> v_word
-                  AND levenshtein(v_word, t.term) <= CASE WHEN length(v_word) <= 5 THEN 1 ELSE 2 END
-                ORDER BY levenshtein(v_word, t.term), t.parcels DESC, t.term LIMIT 16)
+                ORDER BY y.edits, y.parcels DESC, y.term LIMIT 16)
               UNION ALL
               -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
               (SELECT t.term, t.parcels, length(v_word)::float8 / length(t.term)
@@ -138,7 +161,7 @@ END $$;
 COMMENT ON FUNCTION api.parcel_query_words(text) IS
   'How parcel search reads a query: its distinct normalized words (at most 12), each with the vocabulary terms it '
   'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, up '
-  'to 16 terms within 1 edit (2 for words of 6+ letters); for a last word held by fewer than 1,000 parcels, up to 5 '
+  'to 16 terms within 1 edit (2 for words of 6+ letters, among those sharing 30% of their trigrams); for a last word held by fewer than 1,000 parcels, up to 5 '
   'completions. Words '
   'matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 

@@ -10,6 +10,11 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The API's sessions never start parallel workers: a worker costs more to launch (10-20 ms) than an API query takes
+ * to run, and under load the cores are busy with other requests anyway. (Startup parameters are strings: postgres.js
+ * leaves out falsy values, so a number 0 would silently not be sent.)
+ */
 export function createSql(url: string, max: number): Sql {
   return postgres(url, {
     max,
@@ -17,7 +22,7 @@ export function createSql(url: string, max: number): Sql {
     connect_timeout: 10,
     prepare: true,
     onnotice: () => {},
-    connection: { application_name: 'florida-api', statement_timeout: 15000 },
+    connection: { application_name: 'florida-api', statement_timeout: 15000, max_parallel_workers_per_gather: '0' },
   });
 }
 

@@ -1,6 +1,7 @@
 // `make load-data` (scripts/load-state.ts) on a small generated state: into an empty database it is a bulk first
-// load (secondary indexes dropped first, built once at the end, identical definitions), also when an import fails
-// half way; into a database that has parcels it keeps the indexes; `make db` builds what a killed load left listed.
+// load (secondary indexes dropped first, built once at the end with identical definitions, parcels rewritten in
+// spatial order), also when an import fails half way; into a database that has parcels it keeps the indexes; `make
+// db` builds what a killed load left listed.
 import t from 'tap';
 import { mkdtempSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +49,20 @@ t.test('into an empty database: indexes deferred, then built once with the same 
   );
   t.same(await indexes(), all, 'the same index definitions as before');
   t.equal(await pending(), 0, 'nothing left listed');
+  t.ok(
+    lines.some((l) => /^wrote core\.parcels in the order of (core\.)?parcels_geom_idx in/.test(l)),
+    'parcels rewritten in spatial order',
+  );
+  const clustered = await sql`
+    SELECT i.indexrelid::regclass::text AS name FROM pg_index i WHERE i.indrelid = 'core.parcels'::regclass AND i.indisclustered`;
+  t.same(
+    clustered.map((r) => r.name),
+    ['core.parcels_geom_idx'],
+    'CLUSTER recorded, so a later plain CLUSTER core.parcels keeps the order',
+  );
+  const [visibility] = await sql<[{ all_visible: number; pages: number }]>`
+    SELECT relallvisible AS all_visible, relpages AS pages FROM pg_class WHERE oid = 'core.parcels'::regclass`;
+  t.equal(visibility.all_visible, visibility.pages, 'vacuumed after the rewrite: index-only counts skip the heap');
   const [{ parcels }] = await sql<[{ parcels: number }]>`SELECT count(*)::int AS parcels FROM core.parcels`;
   t.equal(parcels, totals.parcels);
   t.equal(

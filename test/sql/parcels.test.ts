@@ -197,9 +197,14 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
     'an unfiltered sorted page reads its partial index backward',
   );
   t.match(
-    await plan(`SELECT term FROM core.parcel_terms WHERE term % 'SMYTH'`),
+    await plan(`SELECT term FROM core.parcel_terms WHERE term % 'SMYTHE'`),
     /parcel_terms_trgm_idx/,
-    'typo expansion: the trigram index over the vocabulary',
+    'typo expansion of long words: the trigram index over the vocabulary',
+  );
+  t.match(
+    await plan(`SELECT t.term FROM unnest(api.one_edit_variants('SMYTH')) v JOIN core.parcel_terms t ON t.term = v`),
+    /parcel_terms_pkey/,
+    'typo expansion of short words: their one-edit variants by key',
   );
   t.match(
     await plan(`SELECT id FROM core.parcels p WHERE p.county_id = 13 AND p.parcel_key = '0131320350010'`),
@@ -251,6 +256,19 @@ t.test('query words: exact, typos for rare words, completions of the last word, 
   t.ok((smyth?.[1] as string[]).includes('SMITH'), 'SMYTH also stands for SMITH (one edit)');
   t.ok((jon?.[1] as string[]).includes('JOHN'), 'JON stands for JOHN');
   t.same(await words('123'), [['123', ['123']]], 'numbers are never fuzzed');
+  const [{ variants, wrong }] = await sql<[{ variants: number; wrong: number }]>`
+    SELECT count(DISTINCT v)::int AS variants, count(*) FILTER (WHERE levenshtein(v, 'JON') <> 1)::int AS wrong
+      FROM unnest(api.one_edit_variants('JON')) v`;
+  // 3 deletions, 3 x 36 substitutions, 4 x 37 insertions, less the duplicates (JOON by two insertions, ...)
+  t.equal(variants, 3 + 3 * 36 + 4 * 37 - 3, 'one-edit variants: every deletion, substitution and insertion once');
+  t.equal(wrong, 0, 'each exactly one edit away');
+  await sql`INSERT INTO core.parcel_terms (term, parcels) VALUES ('JN', 1), ('J0N', 1), ('XJON', 1)`;
+  t.teardown(() => sql`DELETE FROM core.parcel_terms WHERE term IN ('JN', 'J0N', 'XJON')`);
+  const [, jon2] = await words('smith jon');
+  t.ok(
+    ['JN', 'J0N', 'XJON'].every((v) => (jon2?.[1] as string[]).includes(v)),
+    'short words find every one-edit term, even those sharing few trigrams',
+  );
   const [, brick] = await words('500 brick');
   t.ok((brick?.[1] as string[]).includes('BRICKELL'), 'the last word is completed');
   t.same(await words('qqqqqq'), [], 'a word matching nothing is left out');
@@ -353,3 +371,14 @@ t.test(
     t.same(await db.sql`SELECT 1 FROM core.parcel_facet_counts`, [], 'truncation empties it');
   },
 );
+
+t.test("the API's sessions start no parallel workers (a launch costs more than a query)", async (t) => {
+  const [{ setting }] = await ctx.app.sql<
+    [{ setting: string }]
+  >`SELECT current_setting('max_parallel_workers_per_gather') AS setting`;
+  t.equal(setting, '0');
+  const [server] = await sql<
+    [{ setting: string }]
+  >`SELECT boot_val AS setting FROM pg_settings WHERE name = 'max_parallel_workers_per_gather'`;
+  t.not(server.setting, '0', 'the server default would allow them');
+});
