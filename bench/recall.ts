@@ -29,7 +29,7 @@ matches AS (
   SELECT words.i, t.term,
          CASE WHEN t.term = words.w THEN 1.0
               WHEN t.term LIKE words.w || '%' AND words.w = (SELECT w FROM last)
-                   AND levenshtein(words.w, t.term) > CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END
+                   AND (length(words.w) > 20 OR levenshtein(words.w, t.term) > CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END)
                 THEN length(words.w)::float8 / length(t.term)
               ELSE greatest(1 - levenshtein(words.w, t.term)::float8 / greatest(length(words.w), length(t.term)),
                             CASE WHEN t.term LIKE words.w || '%' AND words.w = (SELECT w FROM last)
@@ -37,7 +37,7 @@ matches AS (
     FROM words JOIN core.parcel_terms t
       ON t.term = words.w
       OR (length(words.w) >= 3 AND words.w !~ '^[0-9]+$'
-          AND (levenshtein(words.w, t.term) <= CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END
+          AND ((length(words.w) <= 20 AND levenshtein(words.w, t.term) <= CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END)
                OR (words.w = (SELECT w FROM last) AND t.term LIKE words.w || '%')))
 ), per_word AS (
   SELECT i, array_agg(term) AS terms, array_agg(q) AS qs FROM matches GROUP BY i

@@ -131,18 +131,26 @@ BEGIN
               SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = v_word
               UNION ALL
               -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common
-              -- word is meant as written, and its exact total then comes from the vocabulary); never numbers. Up to
-              -- 5 letters, one edit: every variant looked up by key. Longer words, two edits: among the terms that
-              -- share 30% of their trigrams (those within two edits of a long word share more).
-              (SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(v_word), length(y.term))
-                 FROM (SELECT t.term, t.parcels, 1 AS edits  -- a join: = ANY might be read from the trigram index
-                         FROM unnest(api.one_edit_variants(v_word)) AS v JOIN core.parcel_terms t ON t.term = v
-                        WHERE length(v_word) <= 5
+              -- word is meant as written, and its exact total then comes from the vocabulary); words of 3 to 20
+              -- characters, never numbers (a longer word is no name's typo, and costs thousands of lookups). The
+              -- 16 nearest, then most common: one edit away, every variant looked up by key (exact and cheap); for
+              -- words of 6+ letters, only when fewer than 16 are one edit away, two edits away among the terms that
+              -- share 30% of their trigrams. (A trigram scan is what costs: a long word with many near neighbours
+              -- reads tens of thousands of candidates, and such a word fills its 16 with one edit.)
+              (WITH one AS MATERIALIZED (
+                 SELECT t.term, t.parcels FROM unnest(api.one_edit_variants(v_word)) AS v
+                   JOIN core.parcel_terms t ON t.term = v  -- a join: = ANY might be read from the trigram index
+                  WHERE (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) BETWEEN 3 AND 20
+                    AND v_word !~ '^[0-9]+$'
+                  ORDER BY t.parcels DESC, t.term LIMIT 16)
+               SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(v_word), length(y.term))
+                 FROM (SELECT one.term, one.parcels, 1 AS edits FROM one
                        UNION ALL
-                       SELECT t.term, t.parcels, levenshtein(v_word, t.term) FROM core.parcel_terms t
-                        WHERE length(v_word) > 5 AND t.term % v_word AND t.term <> v_word
-                          AND levenshtein(v_word, t.term) <= 2) y
-                WHERE (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) >= 3 AND v_word !~ '^[0-9]+$'
+                       (SELECT t.term, t.parcels, 2 FROM core.parcel_terms t
+                         WHERE length(v_word) BETWEEN 6 AND 20 AND (SELECT count(*) FROM one) < 16
+                           AND (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND v_word !~ '^[0-9]+$'
+                           AND t.term % v_word AND levenshtein(v_word, t.term) = 2
+                         ORDER BY t.parcels DESC, t.term LIMIT 16)) y
                 ORDER BY y.edits, y.parcels DESC, y.term LIMIT 16)
               UNION ALL
               -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
@@ -161,7 +169,7 @@ END $$;
 COMMENT ON FUNCTION api.parcel_query_words(text) IS
   'How parcel search reads a query: its distinct normalized words (at most 12), each with the vocabulary terms it '
   'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, up '
-  'to 16 terms within 1 edit (2 for words of 6+ letters, among those sharing 30% of their trigrams); for a last word held by fewer than 1,000 parcels, up to 5 '
+  'to 16 terms within 1 edit (2 for words of 6+ letters, among those sharing 30% of their trigrams) for words of 3 to 20 characters; for a last word held by fewer than 1,000 parcels, up to 5 '
   'completions. Words '
   'matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 
@@ -434,7 +442,8 @@ CREATE FUNCTION api.search_parcels(
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
   p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
-  p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0
+  p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0,
+  p_words api.query_word[] DEFAULT NULL
 ) RETURNS SETOF api.parcel_hit
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   SET plan_cache_mode = auto SET enable_sort = on SET enable_bitmapscan = on  -- restored at exit: changes below stay inside
@@ -443,7 +452,7 @@ DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
     p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END;
+  v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN coalesce(p_words, api.parcel_query_words(p_query)) END;
   v_where text;
   v_q text := core.normalize_text(p_query);
   v_sort text := coalesce(p_sort, CASE WHEN p_query IS NOT NULL THEN 'relevance' WHEN p_near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
@@ -454,6 +463,8 @@ DECLARE
   v_ids bigint[];
   v_matches bigint;
   v_bound bigint;
+  v_exact_bound bigint;
+  v_only_exact boolean;
   v_pt text;
   v_k integer;
   v_dlat float8;
@@ -499,11 +510,21 @@ BEGIN
       EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s DESC, %s DESC, p.id LIMIT %s OFFSET %s) page',
                      v_where, api.parcel_query_score_sql(v_words), v_exact, p_limit, p_offset) INTO v_ids;
     ELSE
+      -- A tier the vocabulary shows empty is skipped: walking an index for a tier with no rows reads the whole
+      -- table. Every word held exactly is empty when a word is in no parcel as typed (a typo); the rest is empty
+      -- when no word stands for any term but itself. Walking a tier's order reads about (rows of the page) / (its
+      -- share of the table) rows, a bitmap reads all of its rows: walk only when the tier can be large enough,
+      -- bounded by its rarest word's count.
+      SELECT min(coalesce(t.parcels, 0)), bool_and(qw.terms = ARRAY[qw.word])
+        INTO v_exact_bound, v_only_exact
+        FROM unnest(v_words) AS qw LEFT JOIN core.parcel_terms t ON t.term = qw.word;
       v_words_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
       v_ids := api.parcel_page_by_tiers(v_where,
         ARRAY[format('(p.owner_search = %1$L OR p.address_search = %1$L)', v_q),
-              format('%s AND NOT %s', v_words_exact, v_exact), format('NOT (%s)', v_words_exact)],
-        ARRAY['p.id', 'p.id', 'p.id'], p_limit, p_offset, ARRAY[false, true, true]);
+              CASE WHEN v_exact_bound > 0 THEN format('%s AND NOT %s', v_words_exact, v_exact) ELSE 'false' END,
+              CASE WHEN v_only_exact THEN 'false' ELSE format('NOT (%s)', v_words_exact) END],
+        ARRAY['p.id', 'p.id', 'p.id'], p_limit, p_offset,
+        ARRAY[false, v_exact_bound::float8 ^ 2 > (p_offset + p_limit)::float8 * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'core.parcels'::regclass), true]);
     END IF;
   ELSIF v_sort = 'distance' THEN
     -- Distance to the centroid on the sphere (ST_Distance on geography, ~2 us a parcel). A page needs only the
@@ -545,8 +566,8 @@ BEGIN
   PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
   RETURN QUERY SELECT * FROM api.parcel_rows(coalesce(v_ids, '{}'), false);
 END $$;
-COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer) IS
-  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier (exact text, every word exact, the rest), each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
+COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[]) IS
+  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier (exact text, every word exact, the rest), each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. p_words: the query''s reading as api.parcel_query_words(p_query) returns it, for a caller that runs search, count and facets of one query and reads it once (NULL: read here). Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
 
 -- A filter on nothing but county, use codes, city and ZIP: its totals and facets are in core.parcel_facet_counts.
 CREATE FUNCTION api.parcel_filter_is_categorical(f api.parcel_filter) RETURNS boolean
@@ -566,6 +587,8 @@ CREATE FUNCTION api.count_parcels(
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
   p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL
+,
+  p_words api.query_word[] DEFAULT NULL
 ) RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
@@ -573,7 +596,7 @@ DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
     p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END;
+  v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN coalesce(p_words, api.parcel_query_words(p_query)) END;
   v_count integer;
 BEGIN
   IF v_words IS NOT NULL THEN  -- (a call costs a plan of its body each time: worth it only with a query)
@@ -588,8 +611,8 @@ BEGIN
   EXECUTE format('SELECT count(*) FROM core.parcels p WHERE %s', api.parcel_where(v_filter, v_words)) INTO v_count;
   RETURN v_count;
 END $$;
-COMMENT ON FUNCTION api.count_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
-  'The exact number of parcels search_parcels matches for the same filters (pagination.total).';
+COMMENT ON FUNCTION api.count_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, api.query_word[]) IS
+  'The exact number of parcels search_parcels matches for the same filters (pagination.total). p_words: as in search_parcels.';
 
 CREATE FUNCTION api.facet_parcels(
   p_facets text[],
@@ -601,6 +624,8 @@ CREATE FUNCTION api.facet_parcels(
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
   p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL
+,
+  p_words api.query_word[] DEFAULT NULL
 ) RETURNS jsonb
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
@@ -608,7 +633,7 @@ DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
       p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
       p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_where text := api.parcel_where(v_filter, CASE WHEN p_query IS NOT NULL THEN api.parcel_query_words(p_query) END);
+  v_where text := api.parcel_where(v_filter, CASE WHEN p_query IS NOT NULL THEN coalesce(p_words, api.parcel_query_words(p_query)) END);
   -- only county / use code / city / zip filters: sum the trigger-kept counts instead of counting rows
   v_categorical boolean := api.parcel_filter_is_categorical(v_filter);
   v_source text := CASE WHEN v_categorical THEN 'core.parcel_facet_counts' ELSE 'core.parcels' END;
@@ -637,8 +662,8 @@ BEGIN
   END LOOP;
   RETURN v_out;
 END $$;
-COMMENT ON FUNCTION api.facet_parcels(text[], text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
-  'Counts per value over the whole filtered result (not a page) for each facet of p_facets (county, dor_use_code, property_use_code, city, zip): {"county": [{"value": "miami-dade", "count": 12}, ...]}, most frequent first, at most 100 values per facet, null for parcels without a value.';
+COMMENT ON FUNCTION api.facet_parcels(text[], text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, api.query_word[]) IS
+  'p_words: as in search_parcels. Counts per value over the whole filtered result (not a page) for each facet of p_facets (county, dor_use_code, property_use_code, city, zip): {"county": [{"value": "miami-dade", "count": 12}, ...]}, most frequent first, at most 100 values per facet, null for parcels without a value.';
 
 CREATE FUNCTION api.get_parcel(p_id bigint) RETURNS SETOF api.parcel_hit
   LANGUAGE sql STABLE PARALLEL SAFE

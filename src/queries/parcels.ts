@@ -60,21 +60,34 @@ export interface ParcelSearch {
   facets?: Record<string, { value: string | null; count: number }[]>;
 }
 
-/** One page, the exact total and (when asked) facets, run side by side on separate connections. */
+/**
+ * One page, the exact total and (when asked) facets, run side by side on separate connections. The query's reading
+ * (its words and their vocabulary terms, a few milliseconds of typo and prefix lookups at full scale) is computed
+ * once, first, and handed to all three as text.
+ */
 export async function searchParcels(sql: Sql, q: ParcelSearchQuery): Promise<ParcelSearch> {
   const args = Object.values(filterArgs(q)) as never[];
   const facets = splitList(q.facets as string | string[] | undefined);
+  const [reading] =
+    q.query === undefined
+      ? [undefined]
+      : await sql<{ words: string }[]>`SELECT api.parcel_query_words(${q.query})::text AS words`;
+  const words = (reading?.words ?? null) as never;
   const [rows, [count], facetRows] = await Promise.all([
     sql.unsafe<ParcelHit[]>(
-      `SELECT * FROM api.search_parcels(${FILTER_CALL}, p_sort => $21, p_limit => $22, p_offset => $23)`,
-      [...args, (q.sort ?? null) as never, q.limit as never, q.offset as never],
+      `SELECT * FROM api.search_parcels(${FILTER_CALL}, p_sort => $21, p_limit => $22, p_offset => $23,
+         p_words => $24::api.query_word[])`,
+      [...args, (q.sort ?? null) as never, q.limit as never, q.offset as never, words],
     ),
-    sql.unsafe<{ total: number }[]>(`SELECT api.count_parcels(${FILTER_CALL}) AS total`, args),
+    sql.unsafe<{ total: number }[]>(
+      `SELECT api.count_parcels(${FILTER_CALL}, p_words => $21::api.query_word[]) AS total`,
+      [...args, words],
+    ),
     facets
-      ? sql.unsafe<{ facets: ParcelSearch['facets'] }[]>(`SELECT api.facet_parcels($21, ${FILTER_CALL}) AS facets`, [
-          ...args,
-          facets as never,
-        ])
+      ? sql.unsafe<{ facets: ParcelSearch['facets'] }[]>(
+          `SELECT api.facet_parcels($21, ${FILTER_CALL}, p_words => $22::api.query_word[]) AS facets`,
+          [...args, facets as never, words],
+        )
       : undefined,
   ]);
   const out: ParcelSearch = { data: rows, pagination: pageOf(q.limit, q.offset, count?.total ?? 0) };

@@ -256,6 +256,13 @@ t.test('query words: exact, typos for rare words, completions of the last word, 
   t.ok((smyth?.[1] as string[]).includes('SMITH'), 'SMYTH also stands for SMITH (one edit)');
   t.ok((jon?.[1] as string[]).includes('JOHN'), 'JON stands for JOHN');
   t.same(await words('123'), [['123', ['123']]], 'numbers are never fuzzed');
+  await sql`INSERT INTO core.parcel_terms (term, parcels) VALUES ('ABCDEFGHIJKLMNOPQRSTU', 1), ('ABCDEFGHIJKLMNOPQRSTUV', 1)`;
+  t.teardown(() => sql`DELETE FROM core.parcel_terms WHERE term LIKE 'ABCDEFGHIJKLMNOPQRSTU%'`);
+  t.same(
+    (await words('smith abcdefghijklmnopqrstux')).map((w) => w[0]),
+    ['SMITH'],
+    'a word over 20 characters is not fuzzed (one edit from a term, it matches nothing and is left out)',
+  );
   const [{ variants, wrong }] = await sql<[{ variants: number; wrong: number }]>`
     SELECT count(DISTINCT v)::int AS variants, count(*) FILTER (WHERE levenshtein(v, 'JON') <> 1)::int AS wrong
       FROM unnest(api.one_edit_variants('JON')) v`;
@@ -382,3 +389,64 @@ t.test("the API's sessions start no parallel workers (a launch costs more than a
   >`SELECT boot_val AS setting FROM pg_settings WHERE name = 'max_parallel_workers_per_gather'`;
   t.not(server.setting, '0', 'the server default would allow them');
 });
+
+t.test('p_words: a reading computed once gives the same page, total and facets', async (t) => {
+  const q = 'smyth jon';
+  const page = async (words: boolean) =>
+    ids(sql`SELECT id FROM api.search_parcels(p_query => ${q}, p_limit => 50,
+              p_words => CASE WHEN ${words} THEN api.parcel_query_words(${q}) END)`);
+  t.same(await page(true), await page(false));
+  t.ok((await page(true)).length > 0);
+  const [counts] = await sql<[{ with: number; without: number }]>`
+    SELECT api.count_parcels(p_query => ${q}, p_words => api.parcel_query_words(${q})) AS with,
+           api.count_parcels(p_query => ${q}) AS without`;
+  t.equal(counts.with, counts.without);
+  const [facets] = await sql<[{ same: boolean }]>`
+    SELECT api.facet_parcels('{county}', p_query => ${q}, p_words => api.parcel_query_words(${q}))
+           = api.facet_parcels('{county}', p_query => ${q}) AS same`;
+  t.ok(facets.same);
+  const [other] = await sql<[{ n: number }]>`
+    SELECT api.count_parcels(p_query => ${q}, p_words => api.parcel_query_words('qqqqqq')) AS n`;
+  t.equal(other.n, 0, 'the reading given is the one used (no words: nothing matches)');
+});
+
+t.test(
+  'beyond 5,000 matches: paged tier by tier (exact text, every word exact, the rest), empty tiers skipped',
+  async (t) => {
+    const db = await createTestDatabase();
+    t.teardown(db.drop);
+    await db.sql`
+    INSERT INTO core.parcels (county_id, parcel_id, owner_name)
+    SELECT 1, 'T-' || i, CASE WHEN i % 2500 = 7 THEN 'ZORBA QUILL' WHEN i % 8 = 0 THEN 'ZORBAS QUILL' ELSE 'ZORBA QUILL JR' END
+      FROM generate_series(1, 6000) AS i`;
+    const page = (query: string, offset: number, limit = 25) =>
+      ids(db.sql`SELECT id FROM api.search_parcels(p_query => ${query}, p_limit => ${limit}, p_offset => ${offset})`);
+    // brute force: the parcels holding one of `anyOf` (the query's terms), in tier order
+    const expected = async (query: string, words: string[], anyOf: string[], offset: number, limit = 25) =>
+      ids(db.sql`
+      SELECT id::int FROM core.parcels p WHERE p.search_terms && ${anyOf}::text[]
+       ORDER BY p.owner_search = core.normalize_text(${query}) DESC, p.search_terms @> ${words}::text[] DESC, p.id
+       LIMIT ${limit} OFFSET ${offset}`);
+    for (const offset of [0, 5230, 5240]) {
+      t.same(
+        await page('zorba quill', offset),
+        await expected('zorba quill', ['ZORBA', 'QUILL'], ['ZORBA', 'ZORBAS'], offset),
+        `exact text, then every word exact, then typo matches, each by id (offset ${offset})`,
+      );
+    }
+    t.equal((await db.sql`SELECT api.count_parcels(p_query => 'zorba quill') AS n`)[0]?.n, 6000);
+    const typo = await page('zorbx quill', 0);
+    t.same(
+      typo,
+      await expected('zorbx quill', ['ZORBX', 'QUILL'], ['ZORBA'], 0),
+      'a word in no parcel as typed: the every-word-exact tier is skipped, the rest follow by id',
+    );
+    t.equal((await db.sql`SELECT api.count_parcels(p_query => 'zorbx quill') AS n`)[0]?.n, 5250);
+    t.same(
+      await page('quill', 5990),
+      await expected('quill', ['QUILL'], ['QUILL'], 5990),
+      'a lone common word stands only for itself: its last page ends with the exact tier',
+    );
+    t.equal((await page('quill', 5990)).length, 10);
+  },
+);
