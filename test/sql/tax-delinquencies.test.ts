@@ -333,6 +333,22 @@ t.test('the hot filters can be answered from an index (enable_seqscan off)', asy
     t.notMatch(await plan(`d.county_id = 1 AND d.status IS NULL`), /Seq Scan/, 'county + unknown status');
     t.match(await plan(`d.certificate_number = 'AL-2024-0001'`), /certificate_idx/, 'certificate number');
     t.match(await plan(`lower(d.source_vendor) = 'lienhub'`), /vendor_idx/, 'vendor');
+    // the default sort's page straight from an index, no sort of the matches (one county as the search writes it)
+    await tx`SET LOCAL enable_sort = off`;
+    const page = async (where: string) =>
+      (
+        await tx.unsafe(`EXPLAIN SELECT id FROM core.tax_delinquencies d WHERE ${where}
+                         ORDER BY d.total_due DESC NULLS LAST, d.id LIMIT 25`)
+      )
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+    const oneCounty = `(cardinality('{1}'::smallint[]) = 1 AND d.county_id = ('{1}'::smallint[])[1])`;
+    const withStatus = await page(`${oneCounty} AND d.tax_year = 2024 AND d.status = 'redeemed'`);
+    t.match(withStatus, /county_year_(status_)?due_idx/, 'county + year + status, by amount due');
+    t.notMatch(withStatus, /Sort/);
+    const withoutStatus = await page(`${oneCounty} AND d.tax_year = 2024`);
+    t.match(withoutStatus, /county_year_due_idx/, 'county + year, by amount due');
+    t.notMatch(withoutStatus, /Sort/);
   });
 });
 
