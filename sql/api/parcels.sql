@@ -465,6 +465,8 @@ DECLARE
   v_bound bigint;
   v_exact_bound bigint;
   v_only_exact boolean;
+  v_level float8;
+  v_well text;
   v_pt text;
   v_k integer;
   v_dlat float8;
@@ -491,8 +493,9 @@ BEGIN
       ARRAY[format('p.%1$I %2$s, p.id %2$s', v_column, v_dir), format('p.id %s', v_dir)], p_limit, p_offset);
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
     -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
-    -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier, each tier in
-    -- id order, without scoring the whole set: the query's exact text, then every word held exactly, then the rest.
+    -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier without
+    -- scoring the whole set: the query's exact text, then every word held exactly, each by id; then the parcels whose
+    -- every word is matched well (below), by score; then the rest, by id.
     -- The vocabulary bounds the number of matches: at most the smallest word's document frequency (the sum over its
     -- terms), exactly it for a single word that stands only for itself. Count (up to 5,001) only when neither decides.
     v_matches := api.parcel_total_from_vocabulary(v_filter, v_words);
@@ -518,13 +521,31 @@ BEGIN
       SELECT min(coalesce(t.parcels, 0)), bool_and(qw.terms = ARRAY[qw.word])
         INTO v_exact_bound, v_only_exact
         FROM unnest(v_words) AS qw LEFT JOIN core.parcel_terms t ON t.term = qw.word;
+      -- The rest starts with the parcels whose every word is matched at least as well as a quality level: the
+      -- lowest at which the vocabulary bounds them to 5,000 (so they can be ranked by score), a level below 1 (every
+      -- word exact is the tier before). A common word beside a misspelt rare one then shows the rare word's closest
+      -- spellings first, not the most common ones by id.
+      WITH wt AS (SELECT qw.word, x.q, coalesce(t.parcels, 0) AS df
+                    FROM unnest(v_words) AS qw CROSS JOIN unnest(qw.terms, qw.qualities) AS x(term, q)
+                    LEFT JOIN core.parcel_terms t ON t.term = x.term)
+      SELECT l.lv INTO v_level
+        FROM (SELECT DISTINCT wt.q AS lv FROM wt WHERE wt.q < 1) l
+       WHERE (SELECT min(b.f) FROM (SELECT coalesce(sum(wt.df) FILTER (WHERE wt.q >= l.lv), 0) AS f FROM wt GROUP BY wt.word) b)
+             BETWEEN 1 AND 5000
+       ORDER BY l.lv LIMIT 1;
+      v_well := CASE WHEN v_level IS NOT NULL AND NOT v_only_exact THEN (
+        SELECT string_agg(format('p.search_terms && %L::text[]',
+                                 ARRAY(SELECT x.term FROM unnest(qw.terms, qw.qualities) AS x(term, q) WHERE x.q >= v_level)), ' AND ')
+          FROM unnest(v_words) AS qw) END;
       v_words_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
       v_ids := api.parcel_page_by_tiers(v_where,
         ARRAY[format('(p.owner_search = %1$L OR p.address_search = %1$L)', v_q),
               CASE WHEN v_exact_bound > 0 THEN format('%s AND NOT %s', v_words_exact, v_exact) ELSE 'false' END,
-              CASE WHEN v_only_exact THEN 'false' ELSE format('NOT (%s)', v_words_exact) END],
-        ARRAY['p.id', 'p.id', 'p.id'], p_limit, p_offset,
-        ARRAY[false, v_exact_bound::float8 ^ 2 > (p_offset + p_limit)::float8 * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'core.parcels'::regclass), true]);
+              CASE WHEN v_well IS NULL THEN 'false' ELSE format('%s AND NOT %s', v_well, v_words_exact) END,
+              CASE WHEN v_only_exact THEN 'false' ELSE format('NOT %s AND NOT (%s)', v_words_exact, coalesce(v_well, 'false')) END],
+        ARRAY['p.id', 'p.id', format('%s DESC, p.id', api.parcel_query_score_sql(v_words)), 'p.id'], p_limit, p_offset,
+        ARRAY[false, v_exact_bound::float8 ^ 2 > (p_offset + p_limit)::float8 * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'core.parcels'::regclass),
+              false, true]);
     END IF;
   ELSIF v_sort = 'distance' THEN
     -- Distance to the centroid on the sphere (ST_Distance on geography, ~2 us a parcel). A page needs only the
@@ -567,7 +588,7 @@ BEGIN
   RETURN QUERY SELECT * FROM api.parcel_rows(coalesce(v_ids, '{}'), false);
 END $$;
 COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[]) IS
-  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier (exact text, every word exact, the rest), each tier by id), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. p_words: the query''s reading as api.parcel_query_words(p_query) returns it, for a caller that runs search, count and facets of one query and reads it once (NULL: read here). Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
+  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier: exact text, every word exact (each by id), every word matched at least as well as the lowest quality level that bounds them to 5,000 (by score), the rest (by id)), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. p_words: the query''s reading as api.parcel_query_words(p_query) returns it, for a caller that runs search, count and facets of one query and reads it once (NULL: read here). Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
 
 -- A filter on nothing but county, use codes, city and ZIP: its totals and facets are in core.parcel_facet_counts.
 CREATE FUNCTION api.parcel_filter_is_categorical(f api.parcel_filter) RETURNS boolean

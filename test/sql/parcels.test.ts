@@ -448,5 +448,26 @@ t.test(
       'a lone common word stands only for itself: its last page ends with the exact tier',
     );
     t.equal((await page('quill', 5990)).length, 10);
+
+    // a common word beside a misspelt rare one: its closest spelling (DAIRLEY, 1 edit of 7 letters) before a common
+    // one (DAILY, 1 edit of 6), though the common one has the lower ids
+    await db.sql`
+      INSERT INTO core.parcels (county_id, parcel_id, owner_name)
+      SELECT 1, 'M-' || i, CASE WHEN i > 5100 THEN 'MARGO DAIRLEY' ELSE 'MARGO DAILY' END FROM generate_series(1, 5120) AS i`;
+    const [, dairly] = (
+      await db.sql<{ terms: string[] }[]>`SELECT terms FROM unnest(api.parcel_query_words('margo dairly'))`
+    ).map((w) => w.terms);
+    t.same(dairly, ['DAIRLEY', 'DAILY'], 'both spellings stand for DAIRLY');
+    const truth = (offset: number) =>
+      ids(db.sql`
+        SELECT id::int FROM core.parcels p WHERE p.owner_name LIKE 'MARGO %'
+         ORDER BY p.owner_name = 'MARGO DAIRLEY' DESC, p.id LIMIT 25 OFFSET ${offset}`);
+    for (const offset of [0, 10, 5100]) {
+      t.same(
+        await page('margo dairly', offset),
+        await truth(offset),
+        `ranked by score where it matters (offset ${offset})`,
+      );
+    }
   },
 );
