@@ -1,6 +1,6 @@
 // Search quality beside speed: recall of api.search_parcels' top k against a ground truth computed by brute force.
 // The ground truth applies the documented query semantics (README, "query") exhaustively: every vocabulary term
-// within the edit distance of every word (no cap of 5 terms, typos considered for common words too), completions of
+// within the edit distance of every word (no cap on their number, typos considered for common words too), completions of
 // the last word, every word required, and the full ranking (score, exact text, id) over every match, with
 // no 5,000-match shortcut. Recall therefore measures exactly what the fast path gives up.
 //   node --import tsx bench/recall.ts [--queries 100] [--k 25]     (standalone: prints the result)

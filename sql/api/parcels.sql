@@ -132,26 +132,31 @@ BEGIN
               UNION ALL
               -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common
               -- word is meant as written, and its exact total then comes from the vocabulary); words of 3 to 20
-              -- characters, never numbers (a longer word is no name's typo, and costs thousands of lookups). The
-              -- 16 nearest, then most common: one edit away, every variant looked up by key (exact and cheap); for
-              -- words of 6+ letters, only when fewer than 16 are one edit away, two edits away among the terms that
-              -- share 30% of their trigrams. (A trigram scan is what costs: a long word with many near neighbours
-              -- reads tens of thousands of candidates, and such a word fills its 16 with one edit.)
+              -- characters, never numbers (a longer word is no name's typo, and costs thousands of lookups). Nearest
+              -- first, then most common: 16, or up to 64 while together they are held by at most 5,000 parcels (a
+              -- rare word's whole neighbourhood is cheap to search and ranks fairly; a common word's is not). One
+              -- edit away: every variant looked up by key (exact and cheap). Two edits away, for words of 6+ letters
+              -- and only when fewer than 16 are one edit away: among the terms that share 30% of their trigrams. (A
+              -- trigram scan is what costs: a long word with many near neighbours reads tens of thousands of
+              -- candidates, and such a word fills its 16 with one edit.)
               (WITH one AS MATERIALIZED (
                  SELECT t.term, t.parcels FROM unnest(api.one_edit_variants(v_word)) AS v
                    JOIN core.parcel_terms t ON t.term = v  -- a join: = ANY might be read from the trigram index
                   WHERE (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) BETWEEN 3 AND 20
                     AND v_word !~ '^[0-9]+$'
-                  ORDER BY t.parcels DESC, t.term LIMIT 16)
-               SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(v_word), length(y.term))
-                 FROM (SELECT one.term, one.parcels, 1 AS edits FROM one
-                       UNION ALL
-                       (SELECT t.term, t.parcels, 2 FROM core.parcel_terms t
-                         WHERE length(v_word) BETWEEN 6 AND 20 AND (SELECT count(*) FROM one) < 16
-                           AND (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND v_word !~ '^[0-9]+$'
-                           AND t.term % v_word AND levenshtein(v_word, t.term) = 2
-                         ORDER BY t.parcels DESC, t.term LIMIT 16)) y
-                ORDER BY y.edits, y.parcels DESC, y.term LIMIT 16)
+                  ORDER BY t.parcels DESC, t.term LIMIT 64)
+               SELECT z.term, z.parcels, z.q FROM (
+                 SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(v_word), length(y.term)) AS q,
+                        row_number() OVER w AS n, sum(y.parcels) OVER w AS held
+                   FROM (SELECT one.term, one.parcels, 1 AS edits FROM one
+                         UNION ALL
+                         (SELECT t.term, t.parcels, 2 FROM core.parcel_terms t
+                           WHERE length(v_word) BETWEEN 6 AND 20 AND (SELECT count(*) FROM one) < 16
+                             AND (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND v_word !~ '^[0-9]+$'
+                             AND t.term % v_word AND levenshtein(v_word, t.term) = 2
+                           ORDER BY t.parcels DESC, t.term LIMIT 64)) y
+                 WINDOW w AS (ORDER BY y.edits, y.parcels DESC, y.term)) z
+                WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000))
               UNION ALL
               -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
               (SELECT t.term, t.parcels, length(v_word)::float8 / length(t.term)
@@ -169,7 +174,7 @@ END $$;
 COMMENT ON FUNCTION api.parcel_query_words(text) IS
   'How parcel search reads a query: its distinct normalized words (at most 12), each with the vocabulary terms it '
   'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, up '
-  'to 16 terms within 1 edit (2 for words of 6+ letters, among those sharing 30% of their trigrams) for words of 3 to 20 characters; for a last word held by fewer than 1,000 parcels, up to 5 '
+  'to 16 terms within 1 edit (2 for words of 6+ letters, among those sharing 30% of their trigrams), or up to 64 while they are held by at most 5,000 parcels together, for words of 3 to 20 characters; for a last word held by fewer than 1,000 parcels, up to 5 '
   'completions. Words '
   'matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 

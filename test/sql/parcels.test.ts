@@ -258,6 +258,14 @@ t.test('query words: exact, typos for rare words, completions of the last word, 
   t.same(await words('123'), [['123', ['123']]], 'numbers are never fuzzed');
   await sql`INSERT INTO core.parcel_terms (term, parcels) VALUES ('ABCDEFGHIJKLMNOPQRSTU', 1), ('ABCDEFGHIJKLMNOPQRSTUV', 1)`;
   t.teardown(() => sql`DELETE FROM core.parcel_terms WHERE term LIKE 'ABCDEFGHIJKLMNOPQRSTU%'`);
+  await sql`INSERT INTO core.parcel_terms (term, parcels)
+             SELECT 'ZAQW' || c, 1 FROM unnest(string_to_array('ABCDFGHIJKLMNOPQRSTU', NULL)) c
+             UNION ALL SELECT 'YAQW' || c, 1000 FROM unnest(string_to_array('ABCDFGHIJKLMNOPQRSTU', NULL)) c`;
+  t.teardown(() => sql`DELETE FROM core.parcel_terms WHERE term ~ '^[ZY]AQW.$'`);
+  const [, rare] = await words('smith zaqwe');
+  t.equal((rare?.[1] as string[]).length, 20, "a rare word's whole neighbourhood (20 terms held by 20 parcels)");
+  const [, common] = await words('smith yaqwe');
+  t.equal((common?.[1] as string[]).length, 16, "a common neighbourhood's 16 most frequent (20,000 parcels in all)");
   t.same(
     (await words('smith abcdefghijklmnopqrstux')).map((w) => w[0]),
     ['SMITH'],
