@@ -214,6 +214,7 @@ CREATE FUNCTION api.parcel_where(f api.parcel_filter, p_words api.query_word[]) 
 AS $$
 DECLARE
   w text[] := ARRAY['true'];
+  counties smallint[];
   pt text;
   r_earth constant float8 := api.sphere_radius_m();
   dlat float8;  -- half sizes, in degrees, of the box around a near circle
@@ -231,14 +232,19 @@ DECLARE
 BEGIN
   IF f.county IS NOT NULL THEN
     -- one value as plain equality, so an index that continues with the sort key returns rows already in order
-    w := w || (SELECT CASE WHEN cardinality(ids) = 1 THEN format('p.county_id = %s', ids[1])
-                           ELSE format('p.county_id = ANY (%L::smallint[])', ids) END
-                 FROM (SELECT api.county_ids(f.county) AS ids) c);
+    counties := api.county_ids(f.county);
+    w := w || CASE WHEN cardinality(counties) = 1 THEN format('p.county_id = %s', counties[1])
+                   ELSE format('p.county_id = ANY (%L::smallint[])', counties) END;
   END IF;
   IF f.query IS NOT NULL THEN
-    -- every query word must match: one GIN condition per word, over the word's vocabulary terms
+    -- every query word must match: one GIN condition per word, over the word's vocabulary terms; within counties,
+    -- over those terms qualified by each county (parcels_county_terms_idx: that county's postings only)
     IF cardinality(p_words) = 0 THEN
       w := w || 'false'::text;
+    ELSIF counties IS NOT NULL THEN
+      w := w || ARRAY(SELECT format('core.county_terms(p.county_id, p.search_terms) && %L::text[]',
+                                    ARRAY(SELECT t || '@' || c FROM unnest(qw.terms) AS t, unnest(counties) AS c))
+                        FROM unnest(p_words) AS qw);
     ELSE
       w := w || ARRAY(SELECT format('p.search_terms && %L::text[]', qw.terms) FROM unnest(p_words) AS qw);
     END IF;

@@ -191,6 +191,18 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
   );
   t.match(
     await plan(
+      `SELECT id FROM core.parcels p WHERE p.county_id = 13 AND core.county_terms(p.county_id, p.search_terms) && '{SMITH@13}'`,
+    ),
+    /parcels_county_terms_idx/,
+    'query words in a county: the GIN index over county-qualified terms',
+  );
+  t.match(
+    await plan(`SELECT id FROM core.parcels p WHERE p.county_id = 13 ORDER BY p.id LIMIT 25`),
+    /parcels_county_id_idx/,
+    "a county's parcels in id order",
+  );
+  t.match(
+    await plan(
       `SELECT id FROM core.parcels p WHERE p.year_built IS NOT NULL ORDER BY year_built DESC, id DESC LIMIT 25`,
     ),
     /Scan Backward using parcels_year_built_idx/,
