@@ -494,11 +494,26 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       });
     }
   }
-  const flush = () => {
-    flushing ??= flushOnce().finally(() => {
-      flushing = null;
-    });
-    return flushing;
+  /**
+   * Flushes everything settled before the call. A flush already running may have read the stream before the
+   * caller's events reached it, so a call made meanwhile waits for it and then runs one more (shared by every call
+   * made during the same run).
+   */
+  let again: Promise<number> | null = null;
+  const flush = (): Promise<number> => {
+    if (flushing === null) {
+      flushing = flushOnce().finally(() => {
+        flushing = null;
+      });
+      return flushing;
+    }
+    again ??= flushing
+      .catch(() => 0)
+      .then(() => {
+        again = null;
+        return flush();
+      });
+    return again;
   };
   app.decorate('flushUsage', flush);
   const timer = setInterval(() => {

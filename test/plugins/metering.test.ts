@@ -101,21 +101,31 @@ t.test('only 2xx answers are charged; usage counts them exactly, whichever key o
 
 t.test('a flush never lands inside a usage read: Redis pending plus Postgres counts each event once', async (t) => {
   const c = await newClient('pro');
-  t.same(await statuses(c.headers, 4), [200, 200, 200, 200]);
   const auth = { clientId: c.client.id, mode: 'live' } as Parameters<typeof app.withPendingUsage>[0];
   const inPostgres = async () =>
     only(await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`)
       .n;
-  let flushed: Promise<number> | null = null;
-  const seen = await app.withPendingUsage(auth, periodOf(Date.now()), async (pending) => {
-    flushed = app.flushUsage(); // starts now; must not move this client's events until the read is done
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    return { pending, stored: await inPostgres() };
-  });
-  t.same(seen, { pending: 4, stored: 0 }, 'the read saw every event once, all still pending');
-  await flushed;
-  t.equal(await inPostgres(), 4, 'the flush ran after the read');
-  t.equal((await usage(c.headers)).events_count, 4);
+  // The periodic flush (every second) may move some events before the read starts; the read must then find them
+  // in Postgres instead. Repeat until the read starts with events still pending, so that the race is exercised.
+  let total = 0;
+  let seen = { pending: 0, before: 0, after: 0 };
+  for (let attempt = 0; attempt < 5 && seen.pending === 0; attempt++) {
+    t.same(await statuses(c.headers, 4), [200, 200, 200, 200]);
+    total += 4;
+    let flushed: Promise<number> | null = null;
+    seen = await app.withPendingUsage(auth, periodOf(Date.now()), async (pending) => {
+      const before = await inPostgres();
+      flushed = app.flushUsage(); // starts now; must not move this client's events until the read is done
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { pending, before, after: await inPostgres() };
+    });
+    await flushed;
+  }
+  t.ok(seen.pending > 0, 'the read started with events still pending');
+  t.equal(seen.pending + seen.before, total, 'the read saw every event once');
+  t.equal(seen.after, seen.before, 'no flush landed inside the read');
+  t.equal(await inPostgres(), total, 'the flush ran after the read');
+  t.equal((await usage(c.headers)).events_count, total);
 });
 
 t.test('free trial: 500 credits at signup; at zero, 402 with an upgrade hint', async (t) => {
