@@ -159,11 +159,21 @@ BEGIN
            d.certificate_holder,
            d.certificate_interest_rate::float8,
            d.bid_rate::float8
-      FROM core.tax_delinquencies d
+      FROM %s d
       JOIN core.counties c ON c.id = d.county_id
      WHERE %s
      ORDER BY %s
-     LIMIT $10 OFFSET $11 $q$, api.tax_delinquency_where(), v_order)
+     LIMIT $10 OFFSET $11 $q$,
+    -- Several counties, one tax year, by amount due (the default): each county's first offset + limit rows, read in
+    -- order from its (county, year[, status], amount due) index, then merged. One condition over all the counties
+    -- would walk the amount-due index across the state, filtering out every other county (440 ms for two counties'
+    -- 2025 redeemed records at full scale; 3 ms this way). Without a year, a county's index gives no order, and
+    -- the walk over the state's index is the cheaper plan.
+    CASE WHEN cardinality(f.county_ids) > 1 AND f.tax_year IS NOT NULL AND coalesce(p_sort, 'due_desc') = 'due_desc' THEN format(
+      '(SELECT m.* FROM unnest($1) AS cc(id) CROSS JOIN LATERAL (SELECT d.* FROM core.tax_delinquencies d'
+      ' WHERE d.county_id = cc.id AND %s ORDER BY %s LIMIT $10 + $11) m)', api.tax_delinquency_where(), v_order)
+    ELSE 'core.tax_delinquencies' END,
+    api.tax_delinquency_where(), v_order)
   USING f.county_ids, f.tax_year, f.status, f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor,
         f.certificate_number, p_limit, p_offset;
 END $$;

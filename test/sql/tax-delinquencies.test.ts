@@ -404,3 +404,28 @@ t.test('status counts and county / year / status totals never read the records t
     );
   });
 });
+
+t.test('several counties and a year: pages merged from each county, in the same order as one query', async (t) => {
+  for (const [offset, limit] of [
+    [0, 5],
+    [3, 7],
+    [100, 25],
+    [150, 500],
+  ] as const) {
+    const page = await sql<{ id: string }[]>`
+      SELECT id FROM api.search_tax_delinquencies(p_county => '{miami-dade,hillsborough,broward}', p_tax_year => 2025,
+                                                  p_limit => ${limit}, p_offset => ${offset})`;
+    const truth = await sql<{ id: string }[]>`
+      SELECT d.id::text AS id FROM core.tax_delinquencies d JOIN core.counties c ON c.id = d.county_id
+       WHERE c.slug IN ('miami-dade', 'hillsborough', 'broward') AND d.tax_year = 2025
+       ORDER BY d.total_due DESC NULLS LAST, d.id LIMIT ${limit} OFFSET ${offset}`;
+    t.same(
+      page.map((r) => r.id),
+      truth.map((r) => r.id),
+      `offset ${offset}, limit ${limit}`,
+    );
+  }
+  const [{ total }] = await sql<[{ total: number }]>`
+    SELECT api.count_tax_delinquencies_matching(p_county => '{miami-dade,hillsborough,broward}', p_tax_year => 2025) AS total`;
+  t.ok(total > 150, `spans the pages above (${total})`);
+});
