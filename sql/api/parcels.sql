@@ -174,7 +174,7 @@ END $$;
 COMMENT ON FUNCTION api.parcel_query_words(text) IS
   'How parcel search reads a query: its distinct normalized words (at most 12), each with the vocabulary terms it '
   'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, up '
-  'to 16 terms within 1 edit (2 for words of 6+ letters, among those sharing 30% of their trigrams), or up to 64 while they are held by at most 5,000 parcels together, for words of 3 to 20 characters; for a last word held by fewer than 1,000 parcels, up to 5 '
+  'to 16 terms within 1 edit (2 for words of 6+ letters with fewer than 16 terms 1 edit away, among those sharing 30% of their trigrams), or up to 64 while they are held by at most 5,000 parcels together, for words of 3 to 20 characters; for a last word held by fewer than 1,000 parcels, up to 5 '
   'completions. Words '
   'matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 
