@@ -119,31 +119,33 @@ DECLARE
      WHERE w <> '' GROUP BY w ORDER BY min(i) LIMIT 12);
   v_word text;
   v_df integer;
+  v_fuzzy boolean;
   v_word_out api.query_word;
   v_out api.query_word[] := '{}';
 BEGIN
   FOREACH v_word IN ARRAY v_words LOOP
     SELECT t.parcels INTO v_df FROM core.parcel_terms t WHERE t.term = v_word;
+    -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common word is
+    -- meant as written, and its exact total then comes from the vocabulary); words of 3 to 20 characters, never
+    -- numbers (a longer word is no name's typo, and costs thousands of lookups)
+    v_fuzzy := (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) BETWEEN 3 AND 20
+               AND v_word !~ '^[0-9]+$';
     SELECT v_word, coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
            coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}')
       INTO v_word_out
       FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q FROM (
               SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = v_word
               UNION ALL
-              -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common
-              -- word is meant as written, and its exact total then comes from the vocabulary); words of 3 to 20
-              -- characters, never numbers (a longer word is no name's typo, and costs thousands of lookups). Nearest
-              -- first, then most common: 16, or up to 64 while together they are held by at most 5,000 parcels (a
-              -- rare word's whole neighbourhood is cheap to search and ranks fairly; a common word's is not). One
-              -- edit away: every variant looked up by key (exact and cheap). Two edits away, for words of 6+ letters
-              -- and only when fewer than 16 are one edit away: among the terms that share 30% of their trigrams. (A
-              -- trigram scan is what costs: a long word with many near neighbours reads tens of thousands of
-              -- candidates, and such a word fills its 16 with one edit.)
+              -- typos (when v_fuzzy), nearest first, then most common: 16, or up to 64 while together they are held
+              -- by at most 5,000 parcels (a rare word's whole neighbourhood is cheap to search and ranks fairly; a
+              -- common word's is not). One edit away: every variant looked up by key (exact and cheap). Two edits
+              -- away, for words of 6+ letters and only when fewer than 16 are one edit away: among the terms that
+              -- share 30% of their trigrams. (A trigram scan is what costs: a long word with many near neighbours
+              -- reads tens of thousands of candidates, and such a word fills its 16 with one edit.)
               (WITH one AS MATERIALIZED (
                  SELECT t.term, t.parcels FROM unnest(api.one_edit_variants(v_word)) AS v
                    JOIN core.parcel_terms t ON t.term = v  -- a join: = ANY might be read from the trigram index
-                  WHERE (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) BETWEEN 3 AND 20
-                    AND v_word !~ '^[0-9]+$'
+                  WHERE v_fuzzy
                   ORDER BY t.parcels DESC, t.term LIMIT 64)
                SELECT z.term, z.parcels, z.q FROM (
                  SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(v_word), length(y.term)) AS q,
@@ -151,8 +153,7 @@ BEGIN
                    FROM (SELECT one.term, one.parcels, 1 AS edits FROM one
                          UNION ALL
                          (SELECT t.term, t.parcels, 2 FROM core.parcel_terms t
-                           WHERE length(v_word) BETWEEN 6 AND 20 AND (SELECT count(*) FROM one) < 16
-                             AND (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND v_word !~ '^[0-9]+$'
+                           WHERE v_fuzzy AND length(v_word) >= 6 AND (SELECT count(*) FROM one) < 16
                              AND t.term % v_word AND levenshtein(v_word, t.term) = 2
                            ORDER BY t.parcels DESC, t.term LIMIT 64)) y
                  WINDOW w AS (ORDER BY y.edits, y.parcels DESC, y.term)) z
@@ -177,6 +178,13 @@ COMMENT ON FUNCTION api.parcel_query_words(text) IS
   'to 16 terms within 1 edit (2 for words of 6+ letters with fewer than 16 terms 1 edit away, among those sharing 30% of their trigrams), or up to 64 while they are held by at most 5,000 parcels together, for words of 3 to 20 characters; for a last word held by fewer than 1,000 parcels, up to 5 '
   'completions. Words '
   'matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
+
+-- The query's reading for search, count and facets: the one given by a caller that read it once, else read here.
+CREATE FUNCTION api.parcel_words_of(p_query text, p_words api.query_word[]) RETURNS api.query_word[]
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN p_query IS NOT NULL THEN coalesce(p_words, api.parcel_query_words(p_query)) END;
+COMMENT ON FUNCTION api.parcel_words_of(text, api.query_word[]) IS
+  'Helper of search_parcels / count_parcels / facet_parcels: p_words when given, else api.parcel_query_words(p_query); NULL without a query.';
 
 -- The relevance score of a parcel for query words: the mean over words of the best quality among the word's terms
 -- the parcel holds (1 when it holds every word exactly).
@@ -463,7 +471,7 @@ DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
     p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN coalesce(p_words, api.parcel_query_words(p_query)) END;
+  v_words api.query_word[] := api.parcel_words_of(p_query, p_words);
   v_where text;
   v_q text := core.normalize_text(p_query);
   v_sort text := coalesce(p_sort, CASE WHEN p_query IS NOT NULL THEN 'relevance' WHEN p_near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
@@ -618,8 +626,7 @@ CREATE FUNCTION api.count_parcels(
   p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
-  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL
-,
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
   p_words api.query_word[] DEFAULT NULL
 ) RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -628,7 +635,7 @@ DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
     p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_words api.query_word[] := CASE WHEN p_query IS NOT NULL THEN coalesce(p_words, api.parcel_query_words(p_query)) END;
+  v_words api.query_word[] := api.parcel_words_of(p_query, p_words);
   v_count integer;
 BEGIN
   IF v_words IS NOT NULL THEN  -- (a call costs a plan of its body each time: worth it only with a query)
@@ -655,8 +662,7 @@ CREATE FUNCTION api.facet_parcels(
   p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
-  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL
-,
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
   p_words api.query_word[] DEFAULT NULL
 ) RETURNS jsonb
   LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -665,7 +671,7 @@ DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
       p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
       p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_where text := api.parcel_where(v_filter, CASE WHEN p_query IS NOT NULL THEN coalesce(p_words, api.parcel_query_words(p_query)) END);
+  v_where text := api.parcel_where(v_filter, api.parcel_words_of(p_query, p_words));
   -- only county / use code / city / zip filters: sum the trigger-kept counts instead of counting rows
   v_categorical boolean := api.parcel_filter_is_categorical(v_filter);
   v_source text := CASE WHEN v_categorical THEN 'core.parcel_facet_counts' ELSE 'core.parcels' END;

@@ -50,20 +50,20 @@ export async function restoreIndexes(sql: postgres.Sql, log: (line: string) => v
     for (const table of new Set(pending.map((p) => p.table_name))) {
       const indexes = pending.filter((p) => p.table_name === table).map((p) => p.index_name);
       const order = indexes.find((i) => i.replace(/^.*\./, '') === CLUSTER_INDEX[table]);
-      const t0 = performance.now();
       if (order) {
         await build(order);
-        const t1 = performance.now();
+        const t0 = performance.now();
         await session.unsafe(`CLUSTER ${table} USING ${CLUSTER_INDEX[table]}`);
-        log(`wrote ${table} in the order of ${order} in ${seconds(t1)} s`);
+        log(`wrote ${table} in the order of ${order} in ${seconds(t0)} s`);
       } else {
+        const t0 = performance.now();
         await session.unsafe(`VACUUM ${table}`);
         log(`vacuumed ${table} in ${seconds(t0)} s`);
       }
       for (const index of indexes.filter((i) => i !== order)) await build(index);
-      const t2 = performance.now();
+      const t0 = performance.now();
       await session.unsafe(`VACUUM (ANALYZE) ${table}`);
-      log(`vacuumed and analyzed ${table} in ${seconds(t2)} s`);
+      log(`vacuumed and analyzed ${table} in ${seconds(t0)} s`);
     }
   } finally {
     session.release();
