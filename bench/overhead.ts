@@ -294,8 +294,8 @@ Target (auth and metering together): throughput cost under 10%: **${finalCost < 
 "API-process throughput cost" is 1 minus the ratio of the API process's CPU per request (unguarded / guarded): the
 throughput an API process loses when it has a core to itself and Redis and Postgres run elsewhere, as in production.
 Here all of them and the load generator share ${cpus().length} cores, so every CPU microsecond Redis and Postgres spend
-on metering (one Lua script run per event-loop turn, settling and admitting together; one \`meter.usage_events\` row per charged
-request, flushed every second) comes out of the API's throughput too: that is the end-to-end "throughput cost".
+on metering (one Lua script run per event-loop turn, settling and admitting together; usage flushed every second as
+counts per stream entry) comes out of the API's throughput too: that is the end-to-end "throughput cost".
 
 How to read it: "throughput cost" and "added service time" (1 / req/s minus the same for the unguarded route) are
 paired per round with the unguarded run of that round, then the median is taken. The median at ${connections}

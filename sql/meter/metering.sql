@@ -46,32 +46,39 @@ $$;
 COMMENT ON FUNCTION meter.client_balance(uuid, text, text, timestamptz) IS
   'Durable balances of a client for a period: monthly grant left, one-time credits, overage used, unexpired packs (oldest-expiring first).';
 
--- Writes a batch of charged requests; a request id already written is ignored, so a re-flush changes nothing.
-CREATE OR REPLACE FUNCTION meter.flush_usage(p_events jsonb) RETURNS integer
+-- Records charged requests as counts. Each row: the batch it came in (a Redis stream entry, or a fail-open batch),
+-- client, key, mode, surface, bucket, pack, period, UTC day and the number of requests. A batch recorded before is
+-- skipped, so flushing again after a lost acknowledgement changes nothing. Batches are remembered for 7 days.
+CREATE OR REPLACE FUNCTION meter.flush_usage(p_counts jsonb) RETURNS integer
   LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = meter, pg_temp
 AS $$
-  WITH ins AS (
-    INSERT INTO meter.usage_events (request_id, client_id, key_id, mode, surface, bucket, pack_id, period, used_at)
-    SELECT e.request_id, e.client_id, e.key_id, e.mode, e.surface, e.bucket, e.pack_id, e.period, e.used_at
-      FROM jsonb_to_recordset(p_events) AS e(request_id text, client_id uuid, key_id uuid, mode text, surface text,
-                                             bucket text, pack_id uuid, period text, used_at timestamptz)
-    ON CONFLICT (request_id) DO NOTHING
-    RETURNING *
+  WITH counts AS (
+    SELECT *
+      FROM jsonb_to_recordset(p_counts) AS e(batch_id text, client_id uuid, key_id uuid, mode text, surface text,
+                                             bucket text, pack_id uuid, period text, day date, n bigint)
+  ), fresh AS (
+    INSERT INTO meter.usage_batches (batch_id) SELECT DISTINCT batch_id FROM counts
+    ON CONFLICT (batch_id) DO NOTHING
+    RETURNING batch_id
+  ), ins AS (
+    SELECT counts.* FROM counts JOIN fresh USING (batch_id)
   ), daily AS (
     INSERT INTO meter.usage_daily AS d (client_id, key_id, day, mode, surface, bucket, requests)
-    SELECT client_id, key_id, (used_at AT TIME ZONE 'UTC')::date, mode, surface, bucket, count(*)
+    SELECT client_id, key_id, day, mode, surface, bucket, sum(n)
       FROM ins GROUP BY 1, 2, 3, 4, 5, 6
     ON CONFLICT (client_id, day, key_id, mode, surface, bucket) DO UPDATE SET requests = d.requests + excluded.requests
   ), ledger AS (
     INSERT INTO meter.ledger (client_id, bucket, pack_id, period, delta, reason)
-    SELECT client_id, CASE WHEN bucket = 'unmetered' THEN 'monthly' ELSE bucket END, pack_id, period, -count(*), 'usage'
+    SELECT client_id, CASE WHEN bucket = 'unmetered' THEN 'monthly' ELSE bucket END, pack_id, period, -sum(n), 'usage'
       FROM ins WHERE bucket <> 'test'
      GROUP BY 1, 2, 3, 4
+  ), forgotten AS (
+    DELETE FROM meter.usage_batches WHERE flushed_at < now() - interval '7 days'
   )
-  SELECT count(*)::int FROM ins
+  SELECT coalesce(sum(n), 0)::int FROM ins
 $$;
 COMMENT ON FUNCTION meter.flush_usage(jsonb) IS
-  'Records charged requests (a JSON array of usage events) in usage_events, usage_daily and the ledger, idempotently by request id.';
+  'Records charged requests as counts per batch, client, key, mode, surface, bucket, pack, period and UTC day in usage_daily and the ledger; a batch recorded in the last 7 days is skipped. Returns the requests recorded.';
 
 -- The trial rule of Part 3: on the first request after day 7, the balance is capped once at min(remaining, 100).
 -- p_pending: credits the API has spent that are not flushed yet, so the cap sees the true remaining balance.
@@ -99,10 +106,10 @@ COMMENT ON FUNCTION meter.apply_trial_cap(uuid, bigint) IS
 -- Overage is billed per client per UTC day at $0.005 a credit, rounded up to the next $0.05.
 CREATE OR REPLACE VIEW meter.overage_invoice_lines AS
 SELECT client_id,
-       (used_at AT TIME ZONE 'UTC')::date AS day,
-       count(*) AS credits,
-       (ceil(count(*) / 10.0) * 5)::int AS amount_cents
-  FROM meter.usage_events
+       day,
+       sum(requests)::bigint AS credits,
+       (ceil(sum(requests) / 10.0) * 5)::int AS amount_cents
+  FROM meter.usage_daily
  WHERE bucket = 'overage'
  GROUP BY 1, 2;
 COMMENT ON VIEW meter.overage_invoice_lines IS

@@ -57,7 +57,6 @@ function mcpServer(request: FastifyRequest, reply: FastifyReply) {
     if (problem) return toolError(problem);
     const refusal = await app.admitRequest(request, reply, 'mcp', tool.free === true);
     passHeaders(reply);
-    if (refusal === 'sent') return toolError('Invalid API key.');
     if (refusal) return toolError(refusal.message);
     try {
       const result = await tool.run({ app, auth: request.auth! }, args);
@@ -84,7 +83,6 @@ export default fp(async (app) => {
       const method = (request.body as { method?: unknown } | undefined)?.method;
       if (method === 'tools/call') return;
       const refusal = await app.admitRequest(request, reply, 'mcp', true);
-      if (refusal === 'sent') return reply;
       if (refusal) return sendError(reply, refusal);
     },
     handler: async (request, reply) => {

@@ -34,8 +34,11 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook that authenticates a request for one surface (REST under /v1, or MCP). */
     authenticate: (surface: Surface) => onRequestAsyncHookHandler;
-    /** Looks the request's key up in Postgres again (bypassing the cache) and applies it; false if refused. */
-    reauthenticate: (request: FastifyRequest, reply: FastifyReply, surface: Surface) => Promise<boolean>;
+    /**
+     * Looks the request's key up in Postgres again (bypassing the cache) and applies it: null when accepted, else
+     * the refusal to give (401, 403, or 429 for a flooding address), not sent.
+     */
+    reauthenticate: (request: FastifyRequest, reply: FastifyReply, surface: Surface) => Promise<ApiError | null>;
   }
 }
 
@@ -107,57 +110,47 @@ export default fp<{ secret: string }>(async (app, opts) => {
     return row;
   }
 
-  const fail = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (await app.limitAuthFailures(request, reply)) return reply;
+  /** The refusal of a failed authentication, after the failure floor; the 429 once an address floods. */
+  const failure = async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError> => {
+    const flood = await app.limitAuthFailures(request, reply);
+    if (flood) return flood;
     const wait = FAILURE_FLOOR_MS - reply.elapsedTime;
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    return sendError(reply, unauthorized());
+    return unauthorized();
   };
 
-  /** Applies a looked-up key to the request: false (and the reply sent) when it may not use this surface. */
-  async function apply(request: FastifyRequest, reply: FastifyReply, surface: Surface, auth: AuthContext | undefined) {
-    if (!auth) {
-      await fail(request, reply);
-      return false;
-    }
+  /** Applies a looked-up key to the request: null when accepted, else the refusal (not sent). */
+  async function check(request: FastifyRequest, reply: FastifyReply, surface: Surface, auth: AuthContext | undefined) {
+    if (!auth) return failure(request, reply);
     if (surface === 'rest' && !auth.rest) {
-      await sendError(
-        reply,
-        new ApiError(
-          403,
-          'rest_disabled',
-          'This plan serves the MCP endpoint only; REST needs a Developer plan or higher.',
-        ),
+      return new ApiError(
+        403,
+        'rest_disabled',
+        'This plan serves the MCP endpoint only; REST needs a Developer plan or higher.',
       );
-      return false;
     }
     if (surface === 'mcp' && !auth.mcp) {
-      await sendError(
-        reply,
-        new ApiError(
-          403,
-          'mcp_disabled',
-          'This plan does not include the MCP endpoint; upgrade to Developer or higher.',
-        ),
+      return new ApiError(
+        403,
+        'mcp_disabled',
+        'This plan does not include the MCP endpoint; upgrade to Developer or higher.',
       );
-      return false;
     }
     accept(request, auth);
-    return true;
+    return null;
   }
   function accept(request: FastifyRequest, auth: AuthContext) {
     seen.set(auth.keyId, Date.now());
     request.auth = auth;
   }
 
-  app.decorate('reauthenticate', async (request: FastifyRequest, reply: FastifyReply, surface: Surface) => {
-    request.auth = null;
-    return apply(request, reply, surface, request.keyHash ? await lookup(request.keyHash) : undefined);
-  });
+  app.decorate('reauthenticate', async (request: FastifyRequest, reply: FastifyReply, surface: Surface) =>
+    check(request, reply, surface, request.keyHash ? await lookup(request.keyHash) : undefined),
+  );
 
   app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
     const key = presentedKey(request);
-    if (key === null) return fail(request, reply);
+    if (key === null) return sendError(reply, await failure(request, reply));
     const id = hash(key);
     request.keyHash = id;
     const cached = cache.get(id);
@@ -167,6 +160,7 @@ export default fp<{ secret: string }>(async (app, opts) => {
       accept(request, fresh);
       return;
     }
-    if (!(await apply(request, reply, surface, fresh ?? (await lookup(id))))) return reply;
+    const refusal = await check(request, reply, surface, fresh ?? (await lookup(id)));
+    if (refusal) return sendError(reply, refusal);
   });
 });

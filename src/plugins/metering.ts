@@ -2,30 +2,37 @@
 // charged only on 2xx (the reservation is refunded otherwise); usage flushed to Postgres in batches.
 import fp from 'fastify-plugin';
 import { hostname } from 'node:os';
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler } from 'fastify';
 import { serializeDictionary } from 'structured-headers';
-import { ApiError, sendError } from '../errors.ts';
+import { ApiError, errorBody, sendError, toApiError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
 import { ACK, INIT, REAP, TURN } from '../metering/scripts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     meter: { field: string | null; period: string; surface: Surface; subject: string; failOpen: boolean } | null;
+    /** A REST admission running alongside the handler (see `speculates`); the reply waits for it in onSend. */
+    admission: Promise<ApiError | null> | null;
   }
   interface FastifyInstance {
-    /** onRequest hook (after authenticate) that admits a request against the rate limit and the credit pool. */
+    /**
+     * onRequest hook (after authenticate) that admits a request against the rate limit and the credit pool, either
+     * before the handler runs or alongside it (then `awaitAdmission` holds the reply until it is decided).
+     */
     meter: (surface: Surface) => onRequestAsyncHookHandler;
-    /** Counts a failed authentication from an address; answers 429 once an address floods. */
-    limitAuthFailures: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+    /** onSend hook: waits for an admission running alongside the handler; a refusal replaces the handler's answer. */
+    awaitAdmission: onSendAsyncHookHandler;
+    /** Counts a failed authentication from an address: the 429 to give once an address floods, else null. */
+    limitAuthFailures: (request: FastifyRequest, reply: FastifyReply) => Promise<ApiError | null>;
     /** Writes every charged request waiting in Redis (and any fail-open request) to Postgres now. */
     flushUsage: () => Promise<number>;
-    /** Admits a request or tool call: null when admitted, the refusal otherwise, 'sent' if already answered. */
+    /** Admits a request or tool call: null when admitted, else the refusal to give (never sent here). */
     admitRequest: (
       request: FastifyRequest,
       reply: FastifyReply,
       surface: Surface,
       free: boolean,
-    ) => Promise<ApiError | null | 'sent'>;
+    ) => Promise<ApiError | null>;
     /** Charges a 2xx answer (or refunds anything else); REST settles in onResponse, MCP per tool call. */
     settleRequest: (request: FastifyRequest, charge: boolean) => void;
     /**
@@ -36,8 +43,11 @@ declare module 'fastify' {
     withPendingUsage: <T>(auth: AuthContext, period: string, read: (pending: number) => Promise<T>) => Promise<T>;
     /** Refunds reservations older than 5 minutes (their process died before settling); runs every minute. */
     reapOrphans: () => Promise<number>;
-    /** Requests admitted without Redis (it did not answer within a second). */
-    meterStats: { failOpen: number };
+    /**
+     * failOpen: requests admitted without Redis (it did not answer within a second); speculative: REST admissions
+     * run alongside the handler; wasted: of those, the ones refused (the handler's work was thrown away).
+     */
+    meterStats: { failOpen: number; speculative: number; wasted: number };
   }
 }
 
@@ -66,10 +76,72 @@ function currentPeriod(now: number): string {
 }
 /** Admissions sent in one script call at most; more in one turn of the event loop go in several calls. */
 const ADMIT_BATCH_MAX = 256;
+/** Subjects remembered as refused last (see `speculates`); the set is cleared when it reaches this size. */
+const REFUSED_MAX = 100_000;
 type AdmitReply = [ok: number, field: string, count: number, resetMs: number];
 export function secondsToNextPeriod(ms: number): number {
   const d = new Date(ms);
   return Math.ceil((Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - ms) / 1000);
+}
+
+interface UsageRow {
+  batch_id: string;
+  client_id: string;
+  key_id: string;
+  mode: string;
+  surface: string;
+  bucket: string;
+  pack_id: string | null;
+  period: string;
+  day: string;
+  n: number;
+}
+/**
+ * Charged requests counted per batch, client, key, mode, surface, bucket, pack, period and UTC day: what a flush
+ * records (meter.flush_usage). `name` names a fail-open batch; once a flush has taken it, it is sealed.
+ */
+class UsageCounts {
+  private readonly counts = new Map<string, number>();
+  sealed = false;
+  constructor(readonly name: string) {}
+  get size() {
+    return this.counts.size;
+  }
+  add(
+    batch: string,
+    clientId: string,
+    keyId: string,
+    mode: string,
+    surface: string,
+    bucket: string,
+    packId: string | null,
+    period: string,
+    usedAtMs: number,
+  ) {
+    const day = new Date(usedAtMs).toISOString().slice(0, 10);
+    const key = [batch, clientId, keyId, mode, surface, bucket, packId ?? '', period, day].join('|');
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+  rows(): UsageRow[] {
+    return [...this.counts].map(([key, n]) => {
+      const [batch_id, client_id, key_id, mode, surface, bucket, pack, period, day] = key.split('|') as string[];
+      return {
+        batch_id: batch_id!,
+        client_id: client_id!,
+        key_id: key_id!,
+        mode: mode!,
+        surface: surface!,
+        bucket: bucket!,
+        pack_id: pack || null,
+        period: period!,
+        day: day!,
+        n,
+      };
+    });
+  }
+  clients() {
+    return this.rows().map((row) => row.client_id);
+  }
 }
 
 interface Balance {
@@ -101,10 +173,13 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   turns.defineCommand('meterTurn', { numberOfKeys: 0, lua: TURN });
   const a = turns as unknown as Scripted;
   const consumer = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-  const stats = { failOpen: 0 };
-  const unmetered: Record<string, unknown>[] = [];
+  const stats = { failOpen: 0, speculative: 0, wasted: 0 };
+  /** Charged requests admitted without Redis, waiting for the flush, in batches of their own name. */
+  const unmetered: UsageCounts[] = [];
+  let unmeteredBatches = 0;
   app.decorate('meterStats', stats);
   app.decorateRequest('meter', null);
+  app.decorateRequest('admission', null);
 
   const keysOf = (subject: string) => ({ st: `st:${subject}`, pend: `pend:${subject}` });
 
@@ -199,20 +274,22 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   /**
    * Admits a request. A missing or outdated balance in Redis means the client changed (or Redis lost its data):
    * re-authenticate from Postgres (the key may be revoked, the client suspended), rebuild the balance, admit again.
-   * Returns null when re-authentication refused the request (the reply is sent).
+   * Returns the refusal when re-authentication refused the request.
    */
   async function admit(request: FastifyRequest, reply: FastifyReply, surface: Surface, now: number, free: boolean) {
     let auth = request.auth!;
     const period = currentPeriod(now);
     let result = auth.trialCapDue ? null : await admitOnce(request.id, auth, auth.creditVersion, now, period, free);
     if (result === null || result[0] === -1) {
-      if (!(await app.reauthenticate(request, reply, surface))) return null;
+      let refusal = await app.reauthenticate(request, reply, surface);
+      if (refusal) return refusal;
       auth = request.auth!;
       if (auth.trialCapDue && auth.mode === 'live') {
         await lastTurn; // settlements sent on the turn connection have run (refunds lower what is pending)
         const pending = Number((await redis.hget(keysOf(auth.clientId).pend, 'c')) ?? 0);
         await app.sql`SELECT meter.apply_trial_cap(${auth.clientId}::uuid, ${pending})`;
-        if (!(await app.reauthenticate(request, reply, surface))) return null;
+        refusal = await app.reauthenticate(request, reply, surface);
+        if (refusal) return refusal;
         auth = request.auth!;
       }
       const version = await init(auth, subjectOf(auth), period);
@@ -237,21 +314,26 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   }
 
   /**
-   * Admits one request (or one MCP tool call) and sets the rate-limit headers. Returns null when admitted, the
-   * refusal to give the client otherwise, or 'sent' when re-authentication already answered (401/403).
+   * Admits one request (or one MCP tool call) and sets the rate-limit headers. Returns null when admitted, else the
+   * refusal to give the client (429, 402, or 401/403 from re-authentication); it never sends the reply.
    */
-  async function admitRequest(request: FastifyRequest, reply: FastifyReply, surface: Surface, free: boolean) {
+  async function admitRequest(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    surface: Surface,
+    free: boolean,
+  ): Promise<ApiError | null> {
     const now = Date.now();
     let admitted;
     try {
       admitted = await admit(request, reply, surface, now, free);
-      if (admitted === null) return 'sent' as const;
+      if (admitted instanceof ApiError) return admitted;
     } catch (err) {
-      if (reply.sent) throw err;
       stats.failOpen++;
       request.log.warn({ err: (err as Error).message }, 'metering unavailable: request allowed (fail open)');
       // Without Redis the key cache cannot be trusted to be current: check the key in Postgres.
-      if (!(await app.reauthenticate(request, reply, surface))) return 'sent' as const;
+      const refusal = await app.reauthenticate(request, reply, surface);
+      if (refusal) return refusal;
       const auth = request.auth!;
       request.meter = free
         ? null
@@ -263,9 +345,12 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     const [ok, field, count, resetMs] = result;
     const resetSeconds = setHeaders(reply, auth.rpm, auth.rpm - count, resetMs, now);
     if (ok === 1) {
+      refusedLast.delete(subject);
       request.meter = field === '' ? null : { field, period, surface, subject, failOpen: false };
       return null;
     }
+    if (refusedLast.size >= REFUSED_MAX) refusedLast.clear();
+    refusedLast.add(subject);
     if (field === 'rate') {
       reply.header('Retry-After', resetSeconds);
       return new ApiError(
@@ -292,11 +377,39 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   }
   app.decorate('admitRequest', admitRequest);
 
+  // Speculative admission: the Redis round trip of a REST admission overlaps the handler's work, so a request
+  // admitted (the usual case) waits for the longer of the two, not their sum. The handler's answer is held in onSend
+  // until the admission is decided; a refusal replaces it (nothing is charged: only an admitted 2xx is). Refusals
+  // look the same either way. A subject (client pool) whose last admission in this process was refused is admitted
+  // first, before any work, until one is admitted again, so a client at its limit costs no handler work; so is a
+  // free trial due its cap.
+  const refusedLast = new Set<string>();
+  const speculates = (auth: AuthContext) => !auth.trialCapDue && !refusedLast.has(subjectOf(auth));
   app.decorate('meter', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
     if (!request.auth) return;
-    const refusal = await admitRequest(request, reply, surface, isFree(request));
-    if (refusal === 'sent') return reply;
+    const admission = admitRequest(request, reply, surface, isFree(request));
+    if (speculates(request.auth)) {
+      stats.speculative++;
+      request.admission = admission;
+      admission.catch(() => {}); // awaited in onSend; a handler that throws first must not leave it unhandled
+      return;
+    }
+    const refusal = await admission;
     if (refusal) return sendError(reply, refusal);
+  });
+  app.decorate('awaitAdmission', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const admission = request.admission;
+    if (admission === null) return payload;
+    request.admission = null;
+    const refusal = await admission.catch((err: unknown) => {
+      request.log.error({ err }, 'admission failed');
+      return toApiError(err);
+    });
+    if (refusal === null) return payload;
+    stats.wasted++;
+    reply.code(refusal.statusCode).header('content-type', 'application/json; charset=utf-8');
+    for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
+    return JSON.stringify(errorBody(request, refusal.code, refusal.message));
   });
 
   /** Charges (or refunds) the request's reservation; settling twice changes nothing. */
@@ -307,17 +420,11 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     request.meter = null;
     if (m.failOpen) {
       if (charge) {
-        unmetered.push({
-          request_id: request.id,
-          client_id: auth.clientId,
-          key_id: auth.keyId,
-          mode: auth.mode,
-          surface: m.surface,
-          bucket: auth.mode === 'test' ? 'test' : 'unmetered',
-          pack_id: null,
-          period: m.period,
-          used_at: new Date().toISOString(),
-        });
+        let open = unmetered.at(-1);
+        if (!open || open.sealed)
+          unmetered.push((open = new UsageCounts(`unmetered:${consumer}:${++unmeteredBatches}`)));
+        const bucket = auth.mode === 'test' ? 'test' : 'unmetered';
+        open.add(open.name, auth.clientId, auth.keyId, auth.mode, m.surface, bucket, null, m.period, Date.now());
       }
       return;
     }
@@ -332,7 +439,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     done();
   });
 
-  app.decorate('limitAuthFailures', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.decorate('limitAuthFailures', async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError | null> => {
     const now = Date.now();
     const minute = Math.floor(now / 60000);
     let count = 0;
@@ -341,21 +448,17 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       const [[, n]] = (await redis.multi().incr(key).expire(key, 120).exec()) as [[null, number]];
       count = n;
     } catch {
-      return false; // fail open
+      return null; // fail open
     }
     const resetMs = (minute + 1) * 60000 - now;
     const resetSeconds = setHeaders(reply, AUTH_FAILURES_PER_MINUTE, AUTH_FAILURES_PER_MINUTE - count, resetMs, now);
-    if (count <= AUTH_FAILURES_PER_MINUTE) return false;
+    if (count <= AUTH_FAILURES_PER_MINUTE) return null;
     reply.header('Retry-After', resetSeconds);
-    await sendError(
-      reply,
-      new ApiError(
-        429,
-        'rate_limited',
-        `Too many failed authentications from this address; retry in ${resetSeconds} seconds.`,
-      ),
+    return new ApiError(
+      429,
+      'rate_limited',
+      `Too many failed authentications from this address; retry in ${resetSeconds} seconds.`,
     );
-    return true;
   });
 
   // Usage reads (Redis's pending count, then Postgres's) against the flush's step that writes a batch to Postgres
@@ -400,6 +503,10 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
             ? 'pack'
             : 'credits';
 
+  /** Records counted requests in Postgres (usage_daily and the ledger); returns how many were new. */
+  const recordUsage = async (rows: UsageRow[]) =>
+    (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
+
   let flushing: Promise<number> | null = null;
   /** Drops acknowledged entries: everything older than the oldest entry any consumer still has pending. */
   async function trimStream() {
@@ -429,18 +536,19 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   app.decorate('reapOrphans', reapOrphans);
   async function flushOnce(): Promise<number> {
     let written = 0;
-    // Postgres first: requests admitted while Redis was away are recorded even while it still is.
+    // Postgres first: requests admitted while Redis was away are recorded even while it still is. A batch that fails
+    // is kept whole and sent again under the same name (it may have been recorded before the error reached us).
     if (unmetered.length > 0) {
-      const batch = unmetered.splice(0, unmetered.length);
+      const batches = unmetered.splice(0);
+      for (const batch of batches) batch.sealed = true;
       try {
-        written +=
-          (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(batch as never)}) AS n`)[0]?.n ?? 0;
+        written += await recordUsage(batches.flatMap((batch) => batch.rows()));
         // make every process reload these clients' balances from Postgres
-        for (const clientId of new Set(batch.map((e) => String(e.client_id)))) {
+        for (const clientId of new Set(batches.flatMap((batch) => batch.clients()))) {
           await redis.del(`st:${clientId}`).catch(() => {});
         }
       } catch (err) {
-        unmetered.unshift(...batch);
+        unmetered.unshift(...batches);
         throw err;
       }
     }
@@ -463,33 +571,23 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         await trimStream();
         return written;
       }
-      // An entry holds the events of one settled batch, one per line (an entry written before batching: one).
-      const rows: Record<string, string | null>[] = [];
+      // An entry holds the events of one settled batch, one per line (an entry written before batching: one); it is
+      // recorded in Postgres as a batch named after the stream entry.
+      const counts = new UsageCounts('');
       const ackArgs: (string | number)[] = [];
       for (const [id, kv] of messages) {
         const lines = (kv[1] ?? '').split('\n').filter((line) => line !== '');
         ackArgs.push(id, lines.length);
+        const batch = `${opts.keyPrefix}${STREAM}:${id}`;
         for (const line of lines) {
-          const [request_id, client_id, key_id, mode, surface, period, usedAt, field] = line.split('|') as string[];
-          rows.push({
-            request_id: request_id!,
-            client_id: client_id!,
-            key_id: key_id!,
-            mode: mode!,
-            surface: surface!,
-            bucket: bucketOf(field!),
-            pack_id: field!.startsWith('p:') ? field!.slice(2) : null,
-            period: period!,
-            used_at: new Date(Number(usedAt)).toISOString(),
-          });
-          ackArgs.push(`${opts.keyPrefix}pend:${mode === 'test' ? `${client_id}:test` : client_id}`, field!, period!);
+          const [, clientId, keyId, mode, surface, period, usedAt, field] = line.split('|') as string[];
+          const packId = field!.startsWith('p:') ? field!.slice(2) : null;
+          counts.add(batch, clientId!, keyId!, mode!, surface!, bucketOf(field!), packId, period!, Number(usedAt));
+          ackArgs.push(`${opts.keyPrefix}pend:${mode === 'test' ? `${clientId}:test` : clientId}`, field!, period!);
         }
       }
       await moveUsage(async () => {
-        if (rows.length > 0) {
-          written +=
-            (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
-        }
+        if (counts.size > 0) written += await recordUsage(counts.rows());
         await r.meterAck(STREAM, GROUP, ...ackArgs);
       });
     }

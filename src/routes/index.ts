@@ -14,7 +14,10 @@ export interface ApiRoutesOptions {
 const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts) => {
   const guard = opts.guard ?? 'auth+meter';
   if (guard !== 'none') app.addHook('onRequest', app.authenticate('rest'));
-  if (guard === 'auth+meter') app.addHook('onRequest', app.meter('rest'));
+  if (guard === 'auth+meter') {
+    app.addHook('onRequest', app.meter('rest'));
+    app.addHook('onSend', app.awaitAdmission);
+  }
   await app.register(account);
   await app.register(counties);
   await app.register(parcels);

@@ -185,7 +185,7 @@ t.test('credits are shared with REST: a REST call and a tool call both move /acc
   await app.flushUsage();
   t.equal((await usage(c.key)).events_count, 2, 'one REST request + one tool call (usage is free)');
   const [row] =
-    await db.sql`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id} AND surface = 'mcp'`;
+    await db.sql`SELECT sum(requests)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id} AND surface = 'mcp'`;
   t.equal(row?.n, 1);
 });
 

@@ -69,6 +69,98 @@ t.test('per-minute limit: the request past the plan RPM gets 429 with Retry-Afte
   t.equal((await call(c.headers)).statusCode, 200, 'allowed again once the oldest entries leave the window');
 });
 
+t.test(
+  'admission runs alongside the handler; a refusal replaces its answer, then the client is admitted first',
+  async (t) => {
+    const c = await newClient('developer');
+    await setLimits(c.client.id, null, 2);
+    const before = { ...app.meterStats };
+    const counted = () => ({
+      speculative: app.meterStats.speculative - before.speculative,
+      wasted: app.meterStats.wasted - before.wasted,
+    });
+    t.same(await statuses(c.headers, 2), [200, 200]);
+    t.same(counted(), { speculative: 2, wasted: 0 }, 'admitted requests overlapped their handler');
+    // the handler answers 404 here; the refusal replaces it, with the same envelope and headers as any refusal
+    const replaced = await call(c.headers, NOT_FOUND_URL);
+    t.same(counted(), { speculative: 3, wasted: 1 }, 'the third ran alongside and was thrown away');
+    const refusedFirst = await call(c.headers, NOT_FOUND_URL);
+    t.same(counted(), { speculative: 3, wasted: 1 }, 'after a refusal the client is admitted before any work');
+    for (const [name, res] of [
+      ['replaced', replaced],
+      ['refused first', refusedFirst],
+    ] as const) {
+      t.equal(res.statusCode, 429, name);
+      t.match(res.headers['content-type'], /^application\/json/, `${name}: JSON`);
+      t.equal(res.json().error.code, 'rate_limited', name);
+      t.match(res.json().error.message, /Rate limit of 2 requests per minute exceeded; retry in \d+ seconds/, name);
+      t.equal(res.json().error.request_id, res.headers['x-request-id'], `${name}: request id`);
+      t.ok(Number(res.headers['retry-after']) >= 1, `${name}: Retry-After`);
+      t.equal(res.headers['x-ratelimit-remaining'], '0', `${name}: remaining`);
+    }
+    await app.flushUsage();
+    const { n } = only(
+      await sql<
+        { n: number }[]
+      >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
+    );
+    t.equal(n, 2, 'only the two admitted 2xx answers are charged');
+  },
+);
+
+t.test(
+  'usage is recorded as counts per batch: a batch flushed again (its acknowledgement lost) counts once',
+  async (t) => {
+    const c = await newClient('pro');
+    const period = periodOf(Date.now());
+    const day = new Date().toISOString().slice(0, 10);
+    const rows = [
+      {
+        batch_id: `test:usage:${c.client.id}`,
+        client_id: c.client.id,
+        key_id: c.keyId,
+        mode: 'live',
+        surface: 'rest',
+        bucket: 'monthly',
+        pack_id: null,
+        period,
+        day,
+        n: 3,
+      },
+      {
+        batch_id: `test:usage:${c.client.id}`,
+        client_id: c.client.id,
+        key_id: c.keyId,
+        mode: 'live',
+        surface: 'mcp',
+        bucket: 'monthly',
+        pack_id: null,
+        period,
+        day,
+        n: 2,
+      },
+    ];
+    const flush = async () =>
+      only(await sql<{ n: number }[]>`SELECT meter.flush_usage(${sql.json(rows as never)}) AS n`).n;
+    t.equal(await flush(), 5, 'recorded');
+    t.equal(await flush(), 0, 'the same batch again records nothing');
+    const daily =
+      await sql`SELECT surface, requests::int FROM meter.usage_daily WHERE client_id = ${c.client.id} ORDER BY 1`;
+    t.same(
+      daily.map((r) => [r.surface, r.requests]),
+      [
+        ['mcp', 2],
+        ['rest', 3],
+      ],
+    );
+    const { delta } = only(
+      await sql<{ delta: number }[]>`SELECT sum(delta)::int AS delta FROM meter.ledger
+                                    WHERE client_id = ${c.client.id} AND reason = 'usage'`,
+    );
+    t.equal(delta, -5, 'the ledger debits the grant once');
+  },
+);
+
 t.test('only 2xx answers are charged; usage counts them exactly, whichever key of the client calls', async (t) => {
   const c = await newClient('pro');
   const { key: second } = await c.svc.createKey(c.client.id, 'live');
@@ -88,9 +180,11 @@ t.test('only 2xx answers are charged; usage counts them exactly, whichever key o
     new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString().replace('.000', ''),
   );
   const { n } = only(
-    await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
+    await sql<
+      { n: number }[]
+    >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
   );
-  t.equal(n, 5, 'one usage event per charged request');
+  t.equal(n, 5, 'every charged request counted');
   const { delta } = only(
     await sql<
       { delta: number }[]
@@ -103,8 +197,11 @@ t.test('a flush never lands inside a usage read: Redis pending plus Postgres cou
   const c = await newClient('pro');
   const auth = { clientId: c.client.id, mode: 'live' } as Parameters<typeof app.withPendingUsage>[0];
   const inPostgres = async () =>
-    only(await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`)
-      .n;
+    only(
+      await sql<
+        { n: number }[]
+      >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
+    ).n;
   // The periodic flush (every second) may move some events before the read starts; the read must then find them
   // in Postgres instead. Repeat until the read starts with events still pending, so that the race is exercised.
   let total = 0;
@@ -246,9 +343,8 @@ t.test('packs are spent after the monthly grant, oldest-expiring first; expired 
   await invalidate(c.client.id);
   t.same(await statuses(c.headers, 5), [200, 200, 200, 200, 429], 'grant 1, older pack 1, newer pack 2, then nothing');
   await app.flushUsage();
-  const rows =
-    await sql`SELECT bucket, pack_id, count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}
-                          GROUP BY 1, 2 ORDER BY 1, 3`;
+  const rows = await sql`SELECT l.bucket, l.pack_id, -sum(l.delta)::int AS n FROM meter.ledger l
+               WHERE l.client_id = ${c.client.id} AND l.reason = 'usage' GROUP BY 1, 2 ORDER BY 1, 3`;
   t.same(
     rows.map((r) => [r.bucket, r.pack_id, r.n]),
     [
@@ -300,7 +396,9 @@ t.test(
     );
     t.equal(left, 0, 'the ledger agrees: nothing left, nothing negative');
     const { n } = only(
-      await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
+      await sql<
+        { n: number }[]
+      >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
     );
     t.equal(n, 20);
   },
@@ -345,7 +443,9 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   t.equal((await call(c.headers)).statusCode, 200, 'refunded');
   await app.flushUsage();
   const { n } = only(
-    await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
+    await sql<
+      { n: number }[]
+    >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
   );
   t.equal(n, 2, 'the orphan was never charged');
   const fresh = await newClient('developer');
@@ -377,7 +477,9 @@ t.test('Redis that does not answer: requests are allowed within about a second, 
     t.ok(down.app.meterStats.failOpen >= 1, 'counted');
     await down.app.flushUsage().catch(() => {});
     const { n } = only(
-      await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.usage_events WHERE client_id = ${c.client.id}`,
+      await sql<
+        { n: number }[]
+      >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
     );
     t.equal(n, 1, 'reconciled into Postgres');
   }
