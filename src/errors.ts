@@ -44,10 +44,16 @@ export function errorBody(request: FastifyRequest, code: ErrorCode, message: str
   return { error: { code, message, request_id: request.id } };
 }
 
-export function sendError(reply: FastifyReply, error: ApiError) {
+/** Sets the error's status and headers on the reply; returns the envelope to send. */
+export function prepareError(reply: FastifyReply, error: ApiError) {
   reply.header('X-Request-Id', reply.request.id);
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.statusCode).send(errorBody(reply.request, error.code, error.message));
+  reply.code(error.statusCode);
+  return errorBody(reply.request, error.code, error.message);
+}
+
+export function sendError(reply: FastifyReply, error: ApiError) {
+  return reply.send(prepareError(reply, error));
 }
 
 /** Turns anything thrown into the Part 7 envelope; only unexpected errors are logged as errors. */

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import { hostname } from 'node:os';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler } from 'fastify';
 import { serializeDictionary } from 'structured-headers';
-import { ApiError, errorBody, sendError, toApiError } from '../errors.ts';
+import { ApiError, prepareError, sendError, toApiError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
 import { ACK, INIT, REAP, TURN } from '../metering/scripts.ts';
 
@@ -96,51 +96,51 @@ interface UsageRow {
   day: string;
   n: number;
 }
+/** One charged request, as a flush counts it. */
+interface UsageEvent {
+  batch: string;
+  clientId: string;
+  keyId: string;
+  mode: string;
+  surface: string;
+  bucket: string;
+  packId: string | null;
+  period: string;
+  usedAtMs: number;
+}
 /**
- * Charged requests counted per batch, client, key, mode, surface, bucket, pack, period and UTC day: what a flush
+ * Charged requests counted per batch, client, key, mode, surface, bucket, pack, period and UTC day: the rows a flush
  * records (meter.flush_usage). `name` names a fail-open batch; once a flush has taken it, it is sealed.
  */
 class UsageCounts {
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new Map<string, UsageRow>();
   sealed = false;
-  constructor(readonly name: string) {}
+  constructor(readonly name = '') {}
   get size() {
     return this.counts.size;
   }
-  add(
-    batch: string,
-    clientId: string,
-    keyId: string,
-    mode: string,
-    surface: string,
-    bucket: string,
-    packId: string | null,
-    period: string,
-    usedAtMs: number,
-  ) {
-    const day = new Date(usedAtMs).toISOString().slice(0, 10);
-    const key = [batch, clientId, keyId, mode, surface, bucket, packId ?? '', period, day].join('|');
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  add(e: UsageEvent) {
+    const day = new Date(e.usedAtMs).toISOString().slice(0, 10);
+    const key = [e.batch, e.clientId, e.keyId, e.mode, e.surface, e.bucket, e.packId, e.period, day].join('|');
+    const row = this.counts.get(key);
+    if (row) row.n++;
+    else {
+      this.counts.set(key, {
+        batch_id: e.batch,
+        client_id: e.clientId,
+        key_id: e.keyId,
+        mode: e.mode,
+        surface: e.surface,
+        bucket: e.bucket,
+        pack_id: e.packId,
+        period: e.period,
+        day,
+        n: 1,
+      });
+    }
   }
   rows(): UsageRow[] {
-    return [...this.counts].map(([key, n]) => {
-      const [batch_id, client_id, key_id, mode, surface, bucket, pack, period, day] = key.split('|') as string[];
-      return {
-        batch_id: batch_id!,
-        client_id: client_id!,
-        key_id: key_id!,
-        mode: mode!,
-        surface: surface!,
-        bucket: bucket!,
-        pack_id: pack || null,
-        period: period!,
-        day: day!,
-        n,
-      };
-    });
-  }
-  clients() {
-    return this.rows().map((row) => row.client_id);
+    return [...this.counts.values()];
   }
 }
 
@@ -407,9 +407,8 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     });
     if (refusal === null) return payload;
     stats.wasted++;
-    reply.code(refusal.statusCode).header('content-type', 'application/json; charset=utf-8');
-    for (const [name, value] of Object.entries(refusal.headers)) reply.header(name, value);
-    return JSON.stringify(errorBody(request, refusal.code, refusal.message));
+    reply.header('content-type', 'application/json; charset=utf-8');
+    return JSON.stringify(prepareError(reply, refusal));
   });
 
   /** Charges (or refunds) the request's reservation; settling twice changes nothing. */
@@ -421,10 +420,20 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     if (m.failOpen) {
       if (charge) {
         let open = unmetered.at(-1);
-        if (!open || open.sealed)
+        if (!open || open.sealed) {
           unmetered.push((open = new UsageCounts(`unmetered:${consumer}:${++unmeteredBatches}`)));
-        const bucket = auth.mode === 'test' ? 'test' : 'unmetered';
-        open.add(open.name, auth.clientId, auth.keyId, auth.mode, m.surface, bucket, null, m.period, Date.now());
+        }
+        open.add({
+          batch: open.name,
+          clientId: auth.clientId,
+          keyId: auth.keyId,
+          mode: auth.mode,
+          surface: m.surface,
+          bucket: auth.mode === 'test' ? 'test' : 'unmetered',
+          packId: null,
+          period: m.period,
+          usedAtMs: Date.now(),
+        });
       }
       return;
     }
@@ -542,9 +551,10 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       const batches = unmetered.splice(0);
       for (const batch of batches) batch.sealed = true;
       try {
-        written += await recordUsage(batches.flatMap((batch) => batch.rows()));
+        const rows = batches.flatMap((batch) => batch.rows());
+        written += await recordUsage(rows);
         // make every process reload these clients' balances from Postgres
-        for (const clientId of new Set(batches.flatMap((batch) => batch.clients()))) {
+        for (const clientId of new Set(rows.map((row) => row.client_id))) {
           await redis.del(`st:${clientId}`).catch(() => {});
         }
       } catch (err) {
@@ -573,7 +583,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       }
       // An entry holds the events of one settled batch, one per line (an entry written before batching: one); it is
       // recorded in Postgres as a batch named after the stream entry.
-      const counts = new UsageCounts('');
+      const counts = new UsageCounts();
       const ackArgs: (string | number)[] = [];
       for (const [id, kv] of messages) {
         const lines = (kv[1] ?? '').split('\n').filter((line) => line !== '');
@@ -581,8 +591,17 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         const batch = `${opts.keyPrefix}${STREAM}:${id}`;
         for (const line of lines) {
           const [, clientId, keyId, mode, surface, period, usedAt, field] = line.split('|') as string[];
-          const packId = field!.startsWith('p:') ? field!.slice(2) : null;
-          counts.add(batch, clientId!, keyId!, mode!, surface!, bucketOf(field!), packId, period!, Number(usedAt));
+          counts.add({
+            batch,
+            clientId: clientId!,
+            keyId: keyId!,
+            mode: mode!,
+            surface: surface!,
+            bucket: bucketOf(field!),
+            packId: field!.startsWith('p:') ? field!.slice(2) : null,
+            period: period!,
+            usedAtMs: Number(usedAt),
+          });
           ackArgs.push(`${opts.keyPrefix}pend:${mode === 'test' ? `${clientId}:test` : clientId}`, field!, period!);
         }
       }
