@@ -421,6 +421,175 @@ COMMENT ON FUNCTION api.parcel_total_from_vocabulary(api.parcel_filter, api.quer
   'Helper of search_parcels / count_parcels: the exact number of matches when the query is one word standing only '
   'for itself and nothing else is filtered (that word''s count in core.parcel_terms); NULL otherwise.';
 
+-- The rest of a large result starts with the parcels whose every word is matched at least as well as a quality level:
+-- the lowest at which the vocabulary bounds them to 5,000 (so they can be ranked by score), a level below 1 (every
+-- word exact is the tier before). A common word beside a misspelt rare one then shows the rare word's closest
+-- spellings first, not the most common ones by id.
+CREATE FUNCTION api.parcel_well_level(p_words api.query_word[]) RETURNS float8
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+  WITH wt AS (SELECT qw.word, x.q, coalesce(t.parcels, 0) AS df
+                FROM unnest(p_words) AS qw CROSS JOIN unnest(qw.terms, qw.qualities) AS x(term, q)
+                LEFT JOIN core.parcel_terms t ON t.term = x.term)
+  SELECT l.lv
+    FROM (SELECT DISTINCT wt.q AS lv FROM wt WHERE wt.q < 1) l
+   WHERE (SELECT min(b.f) FROM (SELECT coalesce(sum(wt.df) FILTER (WHERE wt.q >= l.lv), 0) AS f FROM wt GROUP BY wt.word) b)
+         BETWEEN 1 AND 5000
+   ORDER BY l.lv LIMIT 1
+$$;
+COMMENT ON FUNCTION api.parcel_well_level(api.query_word[]) IS
+  'Helper of search_parcels: the lowest match quality below 1 at which the vocabulary bounds the parcels matching every '
+  'word at least that well to 5,000 (between 1 and 5,000 of them); NULL when there is none, as when every word stands only for itself.';
+
+-- Search by postings (core.parcel_postings): for a query with no filter but counties, a query's matches, exact total
+-- and page tiers are unions and intersections of sorted id arrays, county by county; only the page's rows are read
+-- from core.parcels. (Through the GIN index, counting or ranking the matches reads every matching row's heap page.)
+CREATE TYPE api.id_set AS (county_id smallint, ids integer[]);
+COMMENT ON TYPE api.id_set IS 'Parcel ids of one county, ascending: a step of search by postings.';
+
+CREATE FUNCTION api.parcel_filter_is_words_only(f api.parcel_filter) RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN f.query IS NOT NULL
+     AND num_nonnulls(f.use_code, f.dor_use_code, f.city, f.zip, f.just_value_min, f.just_value_max, f.assessed_min,
+                      f.assessed_max, f.sale_after, f.sale_before, f.sale_price_min, f.sale_price_max, f.near_lat,
+                      f.bbox, f.point_lng) = 0;
+COMMENT ON FUNCTION api.parcel_filter_is_words_only(api.parcel_filter) IS
+  'Helper of search_parcels / count_parcels: true when the filter is a query, with or without counties, and nothing '
+  'else, so that search and count can run on core.parcel_postings.';
+
+CREATE FUNCTION api.parcel_postings_match(p_words api.query_word[], p_counties smallint[], p_min_quality float8)
+RETURNS api.id_set[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_terms text[];
+  v_held bigint;  -- parcels holding the word's terms statewide (the vocabulary's counts)
+  v_sets api.id_set[];
+BEGIN
+  -- The rarest word first: every later word only narrows its parcels. A word's terms are merged smallest first (each
+  -- merge copies what is merged so far), and its union met once, unless the parcels so far are so few that meeting
+  -- each term's postings costs less. intarray merges copy and scan whole arrays: their sizes are the cost.
+  FOR v_terms, v_held IN
+    SELECT w.terms, (SELECT coalesce(sum(t.parcels), 0) FROM core.parcel_terms t WHERE t.term = ANY (w.terms)) AS held
+      FROM (SELECT ARRAY(SELECT x.t FROM unnest(qw.terms, qw.qualities) AS x(t, q) WHERE x.q >= p_min_quality) AS terms
+              FROM unnest(p_words) AS qw) w
+     ORDER BY 2
+  LOOP
+    IF v_sets IS NULL THEN
+      SELECT array_agg(ROW(g.county_id, g.ids)::api.id_set) INTO v_sets
+        FROM (SELECT pp.county_id, core.id_union(pp.ids ORDER BY t.parcels) AS ids
+                FROM core.parcel_postings pp JOIN core.parcel_terms t ON t.term = pp.term
+               WHERE pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
+               GROUP BY pp.county_id) g;
+    ELSIF api.parcel_postings_count(v_sets) * cardinality(v_terms) < v_held THEN
+      SELECT array_agg(ROW(s.county_id, m.ids)::api.id_set) INTO v_sets
+        FROM unnest(v_sets) AS s,
+             LATERAL (SELECT core.id_union(s.ids & pp.ids) AS ids FROM core.parcel_postings pp
+                       WHERE pp.term = ANY (v_terms) AND pp.county_id = s.county_id) m
+       WHERE m.ids <> '{}';
+    ELSE
+      SELECT array_agg(ROW(s.county_id, s.ids & m.ids)::api.id_set) INTO v_sets
+        FROM unnest(v_sets) AS s,
+             LATERAL (SELECT core.id_union(pp.ids ORDER BY t.parcels) AS ids
+                        FROM core.parcel_postings pp JOIN core.parcel_terms t ON t.term = pp.term
+                       WHERE pp.term = ANY (v_terms) AND pp.county_id = s.county_id) m
+       WHERE s.ids & m.ids <> '{}';
+    END IF;
+    EXIT WHEN v_sets IS NULL;
+  END LOOP;
+  RETURN coalesce(v_sets, '{}');
+END $$;
+COMMENT ON FUNCTION api.parcel_postings_match(api.query_word[], smallint[], float8) IS
+  'Helper of search by postings: per county (p_counties, NULL for all), the ids of the parcels holding, for every '
+  'query word, one of its terms of quality p_min_quality or more (0: any term; 1: the word itself). Example: '
+  'SELECT s.county_id, icount(s.ids) FROM unnest(api.parcel_postings_match(api.parcel_query_words(''smith jon''), NULL, 0)) s;';
+
+CREATE FUNCTION api.parcel_postings_count(p_sets api.id_set[]) RETURNS bigint
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN (SELECT coalesce(sum(icount(s.ids)), 0) FROM unnest(p_sets) AS s);
+COMMENT ON FUNCTION api.parcel_postings_count(api.id_set[]) IS 'Helper of search by postings: the number of ids in sets.';
+
+-- The first p_k ids of sets in ascending order, leaving out p_except: every county's first p_k + |p_except|, merged.
+CREATE FUNCTION api.parcel_postings_first(p_sets api.id_set[], p_k integer, p_except integer[] DEFAULT '{}')
+RETURNS integer[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN ARRAY(SELECT x FROM unnest(p_sets) AS s, unnest(subarray(s.ids, 1, p_k + cardinality(p_except))) AS x
+                WHERE x <> ALL (p_except) ORDER BY x LIMIT p_k);
+COMMENT ON FUNCTION api.parcel_postings_first(api.id_set[], integer, integer[]) IS
+  'Helper of search by postings: the p_k smallest ids of sets, those in p_except left out.';
+
+-- Each set's ids less the other sets' ids of its county.
+CREATE FUNCTION api.parcel_postings_minus(p_sets api.id_set[], p_others api.id_set[]) RETURNS api.id_set[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN ARRAY(SELECT ROW(s.county_id, coalesce(s.ids - (SELECT core.id_union(o.ids) FROM unnest(p_others) AS o
+                                                          WHERE o.county_id = s.county_id), s.ids))::api.id_set
+                 FROM unnest(p_sets) AS s);
+COMMENT ON FUNCTION api.parcel_postings_minus(api.id_set[], api.id_set[]) IS
+  'Helper of search by postings: per county, the ids of p_sets that are in no set of p_others.';
+
+-- The relevance score of matching parcels, as api.parcel_query_score_sql computes it from search_terms: for each
+-- word the best quality among its terms the parcel holds (each term's postings intersected with the sets), then the
+-- mean over words, summed in word order.
+CREATE FUNCTION api.parcel_postings_scores(p_sets api.id_set[], p_words api.query_word[])
+RETURNS TABLE (id integer, score float8)
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+  SELECT y.id, sum(y.q ORDER BY y.i) / cardinality(p_words)
+    FROM (SELECT w.i, x.id, max(tq.q) AS q
+            FROM unnest(p_sets) AS s,
+                 unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i),
+                 unnest(w.terms, w.qualities) AS tq(t, q),
+                 core.parcel_postings pp,
+                 unnest(s.ids & pp.ids) AS x(id)
+           WHERE pp.term = tq.t AND pp.county_id = s.county_id
+           GROUP BY w.i, x.id) y
+   GROUP BY y.id
+$$;
+COMMENT ON FUNCTION api.parcel_postings_scores(api.id_set[], api.query_word[]) IS
+  'Helper of search by postings: the relevance score (as in api.parcel_query_score_sql) of every parcel in p_sets, '
+  'each of which matches every word.';
+
+-- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
+-- exactly (score 1): those whose owner or address is the query's text (they hold every word exactly), then the others,
+-- each by id. Then, up to 5,000 matches, the rest by score and id; beyond, the parcels whose every word is matched at
+-- least as well as a level (api.parcel_well_level) by score, then the rest by id.
+CREATE FUNCTION api.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
+                                            p_limit integer, p_offset integer)
+RETURNS bigint[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_k integer := p_offset + p_limit;
+  v_all api.id_set[] := api.parcel_postings_match(p_words, p_counties, 0);
+  v_held api.id_set[] := api.parcel_postings_match(p_words, p_counties, 1);
+  v_exact integer[] := ARRAY(SELECT p.id FROM core.parcels p
+                              WHERE (p.owner_search = p_q OR p.address_search = p_q)
+                                AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id);
+  v_ids integer[];
+  v_level float8;
+  v_well api.id_set[] := '{}';
+BEGIN
+  v_ids := v_exact[1 : v_k] || api.parcel_postings_first(v_held, v_k - least(cardinality(v_exact), v_k), v_exact);
+  IF cardinality(v_ids) < v_k AND api.parcel_postings_count(v_all) <= 5000 THEN
+    v_ids := v_ids || ARRAY(SELECT sc.id FROM api.parcel_postings_scores(api.parcel_postings_minus(v_all, v_held), p_words) AS sc
+                             ORDER BY sc.score DESC, sc.id LIMIT v_k - cardinality(v_ids));
+  ELSIF cardinality(v_ids) < v_k THEN
+    v_level := api.parcel_well_level(p_words);
+    IF v_level IS NOT NULL THEN
+      v_well := api.parcel_postings_minus(api.parcel_postings_match(p_words, p_counties, v_level), v_held);
+      v_ids := v_ids || ARRAY(SELECT sc.id FROM api.parcel_postings_scores(v_well, p_words) AS sc
+                               ORDER BY sc.score DESC, sc.id LIMIT v_k - cardinality(v_ids));
+    END IF;
+    IF cardinality(v_ids) < v_k THEN
+      v_ids := v_ids || api.parcel_postings_first(api.parcel_postings_minus(v_all, v_held || v_well), v_k - cardinality(v_ids));
+    END IF;
+  END IF;
+  RETURN v_ids[p_offset + 1 : v_k];
+END $$;
+COMMENT ON FUNCTION api.parcel_page_by_postings(api.query_word[], smallint[], text, integer, integer) IS
+  'Helper of search_parcels: the ids of one page of a relevance search whose only other filter is counties '
+  '(p_counties, NULL for all), read from core.parcel_postings; p_q is the normalized query.';
+
 -- A page of parcel ids over tiers: every tier is read in its own order from an index and only as far as the page
 -- needs; a tier that ends before the page does is whole, and the next one continues it.
 CREATE FUNCTION api.parcel_page_by_tiers(p_where text, p_tiers text[], p_orders text[], p_limit integer, p_offset integer,
@@ -510,6 +679,8 @@ BEGIN
     v_ids := api.parcel_page_by_tiers(v_where,
       ARRAY[format('p.%I IS NOT NULL', v_column), format('p.%I IS NULL', v_column)],
       ARRAY[format('p.%1$I %2$s, p.id %2$s', v_column, v_dir), format('p.id %s', v_dir)], p_limit, p_offset);
+  ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 AND api.parcel_filter_is_words_only(v_filter) THEN
+    v_ids := api.parcel_page_by_postings(v_words, api.county_ids(p_county), v_q, p_limit, p_offset);
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
     -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
     -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier without
@@ -540,19 +711,8 @@ BEGIN
       SELECT min(coalesce(t.parcels, 0)), bool_and(qw.terms = ARRAY[qw.word])
         INTO v_exact_bound, v_only_exact
         FROM unnest(v_words) AS qw LEFT JOIN core.parcel_terms t ON t.term = qw.word;
-      -- The rest starts with the parcels whose every word is matched at least as well as a quality level: the
-      -- lowest at which the vocabulary bounds them to 5,000 (so they can be ranked by score), a level below 1 (every
-      -- word exact is the tier before). A common word beside a misspelt rare one then shows the rare word's closest
-      -- spellings first, not the most common ones by id.
-      WITH wt AS (SELECT qw.word, x.q, coalesce(t.parcels, 0) AS df
-                    FROM unnest(v_words) AS qw CROSS JOIN unnest(qw.terms, qw.qualities) AS x(term, q)
-                    LEFT JOIN core.parcel_terms t ON t.term = x.term)
-      SELECT l.lv INTO v_level
-        FROM (SELECT DISTINCT wt.q AS lv FROM wt WHERE wt.q < 1) l
-       WHERE (SELECT min(b.f) FROM (SELECT coalesce(sum(wt.df) FILTER (WHERE wt.q >= l.lv), 0) AS f FROM wt GROUP BY wt.word) b)
-             BETWEEN 1 AND 5000
-       ORDER BY l.lv LIMIT 1;
-      v_well := CASE WHEN v_level IS NOT NULL AND NOT v_only_exact THEN (
+      v_level := api.parcel_well_level(v_words);
+      v_well := CASE WHEN v_level IS NOT NULL THEN (
         SELECT string_agg(format('p.search_terms && %L::text[]',
                                  ARRAY(SELECT x.term FROM unnest(qw.terms, qw.qualities) AS x(term, q) WHERE x.q >= v_level)), ' AND ')
           FROM unnest(v_words) AS qw) END;
@@ -641,6 +801,9 @@ BEGIN
   IF v_words IS NOT NULL THEN  -- (a call costs a plan of its body each time: worth it only with a query)
     v_count := api.parcel_total_from_vocabulary(v_filter, v_words);
     IF v_count IS NOT NULL THEN RETURN v_count; END IF;
+    IF api.parcel_filter_is_words_only(v_filter) THEN
+      RETURN api.parcel_postings_count(api.parcel_postings_match(v_words, api.county_ids(p_county), 0));
+    END IF;
   END IF;
   IF api.parcel_filter_is_categorical(v_filter) THEN
     EXECUTE format('SELECT coalesce(sum(p.parcels), 0)::integer FROM core.parcel_facet_counts p WHERE %s',

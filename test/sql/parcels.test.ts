@@ -303,27 +303,43 @@ t.test('query words: exact, typos for rare words, completions of the last word, 
   t.equal((await sql`SELECT api.count_parcels(p_query => 'qqqqqq') AS n`)[0]?.n, 0);
 });
 
-t.test('the vocabulary stays exact through inserts, re-wording updates, deletes and truncation', async (t) => {
-  const db = await createTestDatabase();
-  t.teardown(db.drop);
-  const drift = () => db.sql`
+t.test(
+  'the vocabulary and the postings stay exact through inserts, re-wordings, moves, deletes and truncation',
+  async (t) => {
+    const db = await createTestDatabase();
+    t.teardown(db.drop);
+    const drift = () => db.sql`
     WITH truth AS (SELECT term, count(*)::int AS n FROM core.parcels, LATERAL (SELECT DISTINCT unnest(search_terms)) AS u(term) GROUP BY term)
     SELECT coalesce(v.term, truth.term) AS term FROM core.parcel_terms v FULL JOIN truth USING (term)
-     WHERE v.parcels IS DISTINCT FROM truth.n`;
-  t.same(await drift(), [], 'after the fixtures');
-  await db.sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name, site_address_full)
+     WHERE v.parcels IS DISTINCT FROM truth.n
+    UNION ALL
+    (WITH truth AS (SELECT term, county_id, array_agg(id::int ORDER BY id) AS ids
+                      FROM core.parcels, LATERAL (SELECT DISTINCT unnest(search_terms)) AS u(term) GROUP BY 1, 2)
+     SELECT coalesce(pp.term, truth.term) || '@' || coalesce(pp.county_id, truth.county_id)
+       FROM core.parcel_postings pp FULL JOIN truth USING (term, county_id) WHERE pp.ids IS DISTINCT FROM truth.ids)`;
+    t.same(await drift(), [], 'after the fixtures');
+    await db.sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name, site_address_full)
                VALUES (1, 'V-1', 'ZEBULON QUARTERMAIN', '1 NOWHERE LN'), (1, 'V-2', 'ZEBULON SMITH', NULL)`;
-  t.equal((await db.sql`SELECT parcels FROM core.parcel_terms WHERE term = 'ZEBULON'`)[0]?.parcels, 2);
-  await db.sql`UPDATE core.parcels SET owner_name = 'QUARTERMAIN ALLAN' WHERE parcel_id = 'V-1'`;
-  await db.sql`UPDATE core.parcels SET just_value = 5 WHERE county_id = 1`;
-  t.equal((await db.sql`SELECT parcels FROM core.parcel_terms WHERE term = 'ZEBULON'`)[0]?.parcels, 1);
-  t.same(await drift(), [], 'after re-wording and a value-only update');
-  await db.sql`DELETE FROM core.parcels WHERE parcel_id LIKE 'V-%'`;
-  t.same(await db.sql`SELECT term FROM core.parcel_terms WHERE term IN ('ZEBULON', 'QUARTERMAIN', 'NOWHERE')`, []);
-  t.same(await drift(), [], 'after deletes');
-  await db.sql`TRUNCATE core.parcels CASCADE`;
-  t.same(await db.sql`SELECT term FROM core.parcel_terms`, [], 'truncation empties it');
-});
+    t.equal((await db.sql`SELECT parcels FROM core.parcel_terms WHERE term = 'ZEBULON'`)[0]?.parcels, 2);
+    await db.sql`UPDATE core.parcels SET owner_name = 'QUARTERMAIN ALLAN' WHERE parcel_id = 'V-1'`;
+    await db.sql`UPDATE core.parcels SET just_value = 5 WHERE county_id = 1`;
+    t.equal((await db.sql`SELECT parcels FROM core.parcel_terms WHERE term = 'ZEBULON'`)[0]?.parcels, 1);
+    t.same(await drift(), [], 'after re-wording and a value-only update');
+    await db.sql`UPDATE core.parcels SET county_id = 2 WHERE parcel_id = 'V-2'`;
+    t.same(
+      await db.sql`SELECT county_id, ids FROM core.parcel_postings WHERE term = 'ZEBULON'`,
+      await db.sql`SELECT 2 AS county_id, ARRAY[id::int] AS ids FROM core.parcels WHERE parcel_id = 'V-2'`,
+      'a parcel moved to another county moves its postings',
+    );
+    t.same(await drift(), [], 'after a move');
+    await db.sql`DELETE FROM core.parcels WHERE parcel_id LIKE 'V-%'`;
+    t.same(await db.sql`SELECT term FROM core.parcel_terms WHERE term IN ('ZEBULON', 'QUARTERMAIN', 'NOWHERE')`, []);
+    t.same(await drift(), [], 'after deletes');
+    await db.sql`TRUNCATE core.parcels CASCADE`;
+    t.same(await db.sql`SELECT term FROM core.parcel_terms`, [], 'truncation empties it');
+    t.same(await db.sql`SELECT term FROM core.parcel_postings`, [], 'and the postings');
+  },
+);
 
 t.test('totals equal the rows search pages through, for every kind of query', async (t) => {
   for (const q of ['smith', 'smith john', 'smyth jon', 'garcia', '500 brick', 'oak dr', 'llc', 'revocable trust']) {
@@ -488,6 +504,35 @@ t.test(
         await truth(offset),
         `ranked by score where it matters (offset ${offset})`,
       );
+    }
+
+    // A query with no filter but counties runs on the postings; with any other filter, on the GIN index. A filter
+    // every parcel passes must change nothing: the same pages (every tier, up to 5,000 matches and beyond) and totals.
+    await db.sql`UPDATE core.parcels SET just_value = 1`;
+    await db.sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name, just_value)
+                 SELECT 2, 'B-' || i, CASE WHEN i % 3 = 0 THEN 'ZORBA QUILL' ELSE 'MARGO DAIRLEY' END, 1
+                   FROM generate_series(1, 40) AS i`;
+    for (const [query, county] of [
+      ['zorba quill', null],
+      ['zorbx quill', null],
+      ['quill', null],
+      ['margo dairly', null],
+      ['dairly', null],
+      ['zorba quill', '{alachua}'],
+      ['zorba quill', '{baker}'],
+      ['margo dairly', '{alachua,baker}'],
+    ] as const) {
+      for (const offset of [0, 20, 5100, 5990]) {
+        const [both] = await db.sql<{ postings: number[]; gin: number[] }[]>`
+          SELECT ARRAY(SELECT id FROM api.search_parcels(p_query => ${query}, p_county => ${county}, p_offset => ${offset})) AS postings,
+                 ARRAY(SELECT id FROM api.search_parcels(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
+                                                         p_just_value_min => 0)) AS gin`;
+        t.same(both?.postings, both?.gin, `${query} ${county ?? 'statewide'} at ${offset}: postings and GIN agree`);
+      }
+      const [n] = await db.sql<{ postings: number; gin: number }[]>`
+        SELECT api.count_parcels(p_query => ${query}, p_county => ${county}) AS postings,
+               api.count_parcels(p_query => ${query}, p_county => ${county}, p_just_value_min => 0) AS gin`;
+      t.equal(n?.postings, n?.gin, `${query} ${county ?? 'statewide'}: the same total (${n?.gin})`);
     }
   },
 );
