@@ -1,7 +1,8 @@
 -- Up Migration
 -- Postings for parcel search: for every search word and county, the sorted ids of the county's parcels holding the
 -- word. A query's matches, exact total and page tiers are then intersections and unions of a few integer arrays
--- (intarray, a contrib module of PostgreSQL), and only the 25 rows of the page are read from core.parcels. Through the
+-- (intarray, a contrib module of PostgreSQL); core.parcels is read only for the page's rows and the parcels whose owner
+-- or address is the query's text (by their hash indexes). Through the
 -- GIN index, counting or ranking the matches read every matching row's heap page (PostgreSQL 15 fetches them even
 -- for count(*)): DEBORAH & statewide read 22,718 pages. Per county, so that a county's load rewrites only its own
 -- postings and a county-scoped search reads only its county's.
@@ -19,7 +20,8 @@ CREATE INDEX parcel_postings_empty_idx ON core.parcel_postings (term) WHERE ids 
 COMMENT ON TABLE core.parcel_postings IS
   'Postings of parcel search: for each word of core.parcels.search_terms and county, the ids (ascending, as integers) '
   'of the county''s parcels holding the word; maintained by triggers on core.parcels. The sum of a term''s counts '
-  'over counties is its core.parcel_terms.parcels.';
+  'over counties is its core.parcel_terms.parcels. Ids are stored as integers: a parcel id beyond 2,147,483,647 makes '
+  'the write that adds it fail (integer out of range).';
 
 -- intarray's union (sorted, without duplicates) as an aggregate: the parcels holding any of a word's terms
 CREATE AGGREGATE core.id_union(integer[]) (SFUNC = _int_union, STYPE = integer[], INITCOND = '{}', PARALLEL = SAFE);
@@ -30,7 +32,7 @@ CREATE FUNCTION core.parcel_postings_maintain() RETURNS trigger
   LANGUAGE plpgsql
 AS $$
 BEGIN
-  -- One aggregate per statement over the transition tables, rows upserted in key order (two counties loading at once
+  -- One aggregate per statement over the transition tables, insertions in key order (two counties loading at once
   -- lock no row of each other's: the key holds the county). An update that leaves the words and the county alone (a
   -- geometry or value import) changes nothing here.
   IF TG_OP = 'TRUNCATE' THEN
@@ -91,5 +93,5 @@ DROP TRIGGER parcel_postings_del ON core.parcels;
 DROP TRIGGER parcel_postings_upd ON core.parcels;
 DROP TRIGGER parcel_postings_ins ON core.parcels;
 DROP FUNCTION core.parcel_postings_maintain();
-DROP AGGREGATE core.id_union(integer[]);
+DROP AGGREGATE core.id_union(integer[]) CASCADE;  -- with the api functions that use it (sql/api re-creates them)
 DROP TABLE core.parcel_postings;

@@ -504,6 +504,13 @@ COMMENT ON FUNCTION api.parcel_postings_match(api.query_word[], smallint[], floa
   'query word, one of its terms of quality p_min_quality or more (0: any term; 1: the word itself). Example: '
   'SELECT s.county_id, icount(s.ids) FROM unnest(api.parcel_postings_match(api.parcel_query_words(''smith jon''), NULL, 0)) s;';
 
+-- County ids for the postings: NULL (every county) without slugs, none for an empty list, as the GIN path filters.
+CREATE FUNCTION api.parcel_postings_counties(p_slugs text[]) RETURNS smallint[]
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN p_slugs IS NOT NULL THEN coalesce(api.county_ids(p_slugs), '{}') END;
+COMMENT ON FUNCTION api.parcel_postings_counties(text[]) IS
+  'Helper of search by postings: the county ids of slugs (api.county_ids), NULL for no filter and none for an empty list.';
+
 CREATE FUNCTION api.parcel_postings_count(p_sets api.id_set[]) RETURNS bigint
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN (SELECT coalesce(sum(icount(s.ids)), 0) FROM unnest(p_sets) AS s);
@@ -513,8 +520,8 @@ COMMENT ON FUNCTION api.parcel_postings_count(api.id_set[]) IS 'Helper of search
 CREATE FUNCTION api.parcel_postings_first(p_sets api.id_set[], p_k integer, p_except integer[] DEFAULT '{}')
 RETURNS integer[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN ARRAY(SELECT x FROM unnest(p_sets) AS s, unnest(subarray(s.ids, 1, p_k + cardinality(p_except))) AS x
-                WHERE x <> ALL (p_except) ORDER BY x LIMIT p_k);
+  RETURN ARRAY(SELECT x FROM unnest(p_sets) AS s, unnest(subarray(s.ids, 1, p_k + cardinality(p_except)) - p_except) AS x
+                ORDER BY x LIMIT p_k);
 COMMENT ON FUNCTION api.parcel_postings_first(api.id_set[], integer, integer[]) IS
   'Helper of search by postings: the p_k smallest ids of sets, those in p_except left out.';
 
@@ -550,8 +557,9 @@ COMMENT ON FUNCTION api.parcel_postings_scores(api.id_set[], api.query_word[]) I
   'each of which matches every word.';
 
 -- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
--- exactly (score 1): those whose owner or address is the query's text (they hold every word exactly), then the others,
--- each by id. Then, up to 5,000 matches, the rest by score and id; beyond, the parcels whose every word is matched at
+-- exactly (score 1): those whose owner or address is the query's text, then the others, each by id. (A parcel whose
+-- owner or address is the query holds every word exactly; the check keeps a page right while a load changes the
+-- vocabulary between the query's reading and its search.) Then, up to 5,000 matches, the rest by score and id; beyond, the parcels whose every word is matched at
 -- least as well as a level (api.parcel_well_level) by score, then the rest by id.
 CREATE FUNCTION api.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
                                             p_limit integer, p_offset integer)
@@ -569,6 +577,9 @@ DECLARE
   v_level float8;
   v_well api.id_set[] := '{}';
 BEGIN
+  IF v_exact <> '{}' THEN
+    v_exact := (SELECT core.id_union(s.ids & v_exact) FROM unnest(v_held) AS s);
+  END IF;
   v_ids := v_exact[1 : v_k] || api.parcel_postings_first(v_held, v_k - least(cardinality(v_exact), v_k), v_exact);
   IF cardinality(v_ids) < v_k AND api.parcel_postings_count(v_all) <= 5000 THEN
     v_ids := v_ids || ARRAY(SELECT sc.id FROM api.parcel_postings_scores(api.parcel_postings_minus(v_all, v_held), p_words) AS sc
@@ -635,6 +646,7 @@ CREATE FUNCTION api.search_parcels(
 ) RETURNS SETOF api.parcel_hit
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   SET plan_cache_mode = auto SET enable_sort = on SET enable_bitmapscan = on  -- restored at exit: changes below stay inside
+  SET extra_float_digits = 3  -- match qualities written into SQL text keep every bit (scores tie as on the postings)
 AS $$
 DECLARE
   v_filter api.parcel_filter := api.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
@@ -680,7 +692,7 @@ BEGIN
       ARRAY[format('p.%I IS NOT NULL', v_column), format('p.%I IS NULL', v_column)],
       ARRAY[format('p.%1$I %2$s, p.id %2$s', v_column, v_dir), format('p.id %s', v_dir)], p_limit, p_offset);
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 AND api.parcel_filter_is_words_only(v_filter) THEN
-    v_ids := api.parcel_page_by_postings(v_words, api.county_ids(p_county), v_q, p_limit, p_offset);
+    v_ids := api.parcel_page_by_postings(v_words, api.parcel_postings_counties(p_county), v_q, p_limit, p_offset);
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
     -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
     -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier without
@@ -802,7 +814,7 @@ BEGIN
     v_count := api.parcel_total_from_vocabulary(v_filter, v_words);
     IF v_count IS NOT NULL THEN RETURN v_count; END IF;
     IF api.parcel_filter_is_words_only(v_filter) THEN
-      RETURN api.parcel_postings_count(api.parcel_postings_match(v_words, api.county_ids(p_county), 0));
+      RETURN api.parcel_postings_count(api.parcel_postings_match(v_words, api.parcel_postings_counties(p_county), 0));
     END IF;
   END IF;
   IF api.parcel_filter_is_categorical(v_filter) THEN

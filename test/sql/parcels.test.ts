@@ -519,10 +519,11 @@ t.test(
       ['margo dairly', null],
       ['dairly', null],
       ['zorba quill', '{alachua}'],
+      ['zorba quill', '{}'],
       ['zorba quill', '{baker}'],
       ['margo dairly', '{alachua,baker}'],
     ] as const) {
-      for (const offset of [0, 20, 5100, 5990]) {
+      for (const offset of [0, 20, 5100, 5240, 5260, 5990]) {
         const [both] = await db.sql<{ postings: number[]; gin: number[] }[]>`
           SELECT ARRAY(SELECT id FROM api.search_parcels(p_query => ${query}, p_county => ${county}, p_offset => ${offset})) AS postings,
                  ARRAY(SELECT id FROM api.search_parcels(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
