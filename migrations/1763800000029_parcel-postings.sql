@@ -2,10 +2,10 @@
 -- Postings for parcel search: for every search word and county, the sorted ids of the county's parcels holding the
 -- word. A query's matches, exact total and page tiers are then intersections and unions of a few integer arrays
 -- (intarray, a contrib module of PostgreSQL); core.parcels is read only for the page's rows and the parcels whose owner
--- or address is the query's text (by their hash indexes). Through the
--- GIN index, counting or ranking the matches read every matching row's heap page (PostgreSQL 15 fetches them even
--- for count(*)): DEBORAH & statewide read 22,718 pages. Per county, so that a county's load rewrites only its own
--- postings and a county-scoped search reads only its county's.
+-- or address is the query's text (by their hash indexes). Through the GIN index, counting or ranking the matches read
+-- every matching row's heap page (PostgreSQL 15 fetches them even for count(*)): DEBORAH & statewide read 22,718
+-- pages. Per county, so that a county's load rewrites only its own postings and a county-scoped search reads only its
+-- county's.
 CREATE EXTENSION IF NOT EXISTS intarray;
 
 CREATE TABLE core.parcel_postings (

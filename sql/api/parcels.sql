@@ -442,8 +442,9 @@ COMMENT ON FUNCTION api.parcel_well_level(api.query_word[]) IS
   'word at least that well to 5,000 (between 1 and 5,000 of them); NULL when there is none, as when every word stands only for itself.';
 
 -- Search by postings (core.parcel_postings): for a query with no filter but counties, a query's matches, exact total
--- and page tiers are unions and intersections of sorted id arrays, county by county; only the page's rows are read
--- from core.parcels. (Through the GIN index, counting or ranking the matches reads every matching row's heap page.)
+-- and page tiers are unions and intersections of sorted id arrays, county by county; core.parcels is read only for
+-- the page's rows and the parcels whose owner or address is the query's text. (Through the GIN index, counting or
+-- ranking the matches reads every matching row's heap page.)
 CREATE TYPE api.id_set AS (county_id smallint, ids integer[]);
 COMMENT ON TYPE api.id_set IS 'Parcel ids of one county, ascending: a step of search by postings.';
 
@@ -463,37 +464,27 @@ RETURNS api.id_set[]
 AS $$
 DECLARE
   v_terms text[];
-  v_held bigint;  -- parcels holding the word's terms statewide (the vocabulary's counts)
   v_sets api.id_set[];
 BEGIN
-  -- The rarest word first: every later word only narrows its parcels. A word's terms are merged smallest first (each
-  -- merge copies what is merged so far), and its union met once, unless the parcels so far are so few that meeting
-  -- each term's postings costs less. intarray merges copy and scan whole arrays: their sizes are the cost.
-  FOR v_terms, v_held IN
-    SELECT w.terms, (SELECT coalesce(sum(t.parcels), 0) FROM core.parcel_terms t WHERE t.term = ANY (w.terms)) AS held
-      FROM (SELECT ARRAY(SELECT x.t FROM unnest(qw.terms, qw.qualities) AS x(t, q) WHERE x.q >= p_min_quality) AS terms
-              FROM unnest(p_words) AS qw) w
-     ORDER BY 2
+  -- the rarest word first (its terms' parcels, statewide, from the vocabulary): every later word only narrows them,
+  -- one intersection with each of its terms' postings
+  FOR v_terms IN
+    SELECT w.terms FROM (
+      SELECT ARRAY(SELECT x.t FROM unnest(qw.terms, qw.qualities) AS x(t, q) WHERE x.q >= p_min_quality) AS terms
+        FROM unnest(p_words) AS qw) w
+     ORDER BY (SELECT coalesce(sum(t.parcels), 0) FROM core.parcel_terms t WHERE t.term = ANY (w.terms))
   LOOP
     IF v_sets IS NULL THEN
       SELECT array_agg(ROW(g.county_id, g.ids)::api.id_set) INTO v_sets
-        FROM (SELECT pp.county_id, core.id_union(pp.ids ORDER BY t.parcels) AS ids
-                FROM core.parcel_postings pp JOIN core.parcel_terms t ON t.term = pp.term
+        FROM (SELECT pp.county_id, core.id_union(pp.ids) AS ids FROM core.parcel_postings pp
                WHERE pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
                GROUP BY pp.county_id) g;
-    ELSIF api.parcel_postings_count(v_sets) * cardinality(v_terms) < v_held THEN
+    ELSE
       SELECT array_agg(ROW(s.county_id, m.ids)::api.id_set) INTO v_sets
         FROM unnest(v_sets) AS s,
              LATERAL (SELECT core.id_union(s.ids & pp.ids) AS ids FROM core.parcel_postings pp
                        WHERE pp.term = ANY (v_terms) AND pp.county_id = s.county_id) m
        WHERE m.ids <> '{}';
-    ELSE
-      SELECT array_agg(ROW(s.county_id, s.ids & m.ids)::api.id_set) INTO v_sets
-        FROM unnest(v_sets) AS s,
-             LATERAL (SELECT core.id_union(pp.ids ORDER BY t.parcels) AS ids
-                        FROM core.parcel_postings pp JOIN core.parcel_terms t ON t.term = pp.term
-                       WHERE pp.term = ANY (v_terms) AND pp.county_id = s.county_id) m
-       WHERE s.ids & m.ids <> '{}';
     END IF;
     EXIT WHEN v_sets IS NULL;
   END LOOP;
@@ -559,8 +550,9 @@ COMMENT ON FUNCTION api.parcel_postings_scores(api.id_set[], api.query_word[]) I
 -- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
 -- exactly (score 1): those whose owner or address is the query's text, then the others, each by id. (A parcel whose
 -- owner or address is the query holds every word exactly; the check keeps a page right while a load changes the
--- vocabulary between the query's reading and its search.) Then, up to 5,000 matches, the rest by score and id; beyond, the parcels whose every word is matched at
--- least as well as a level (api.parcel_well_level) by score, then the rest by id.
+-- vocabulary between the query's reading and its search.) Then, up to 5,000 matches, the rest by score and id;
+-- beyond, the parcels whose every word is matched at least as well as a level (api.parcel_well_level) by score, then
+-- the rest by id. All the matches are computed only when the page reaches past the first tiers.
 CREATE FUNCTION api.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
                                             p_limit integer, p_offset integer)
 RETURNS bigint[]
@@ -568,7 +560,7 @@ RETURNS bigint[]
 AS $$
 DECLARE
   v_k integer := p_offset + p_limit;
-  v_all api.id_set[] := api.parcel_postings_match(p_words, p_counties, 0);
+  v_all api.id_set[];
   v_held api.id_set[] := api.parcel_postings_match(p_words, p_counties, 1);
   v_exact integer[] := ARRAY(SELECT p.id FROM core.parcels p
                               WHERE (p.owner_search = p_q OR p.address_search = p_q)
@@ -581,10 +573,12 @@ BEGIN
     v_exact := (SELECT core.id_union(s.ids & v_exact) FROM unnest(v_held) AS s);
   END IF;
   v_ids := v_exact[1 : v_k] || api.parcel_postings_first(v_held, v_k - least(cardinality(v_exact), v_k), v_exact);
-  IF cardinality(v_ids) < v_k AND api.parcel_postings_count(v_all) <= 5000 THEN
+  IF cardinality(v_ids) = v_k THEN RETURN v_ids[p_offset + 1 : v_k]; END IF;
+  v_all := api.parcel_postings_match(p_words, p_counties, 0);
+  IF api.parcel_postings_count(v_all) <= 5000 THEN
     v_ids := v_ids || ARRAY(SELECT sc.id FROM api.parcel_postings_scores(api.parcel_postings_minus(v_all, v_held), p_words) AS sc
                              ORDER BY sc.score DESC, sc.id LIMIT v_k - cardinality(v_ids));
-  ELSIF cardinality(v_ids) < v_k THEN
+  ELSE
     v_level := api.parcel_well_level(p_words);
     IF v_level IS NOT NULL THEN
       v_well := api.parcel_postings_minus(api.parcel_postings_match(p_words, p_counties, v_level), v_held);
