@@ -1,7 +1,7 @@
 // Search quality beside speed: recall of api.search_parcels' top k against a ground truth computed by brute force.
 // The ground truth applies the documented query semantics (README, "query") exhaustively: every vocabulary term
 // within the edit distance of every word (no cap on their number, typos considered for common words too), completions of
-// the last word, every word required, and the full ranking (score, exact text, id) over every match, with
+// the last word (a word of the query is neither a typo nor a completion of another), every word required, and the full ranking (score, exact text, id) over every match, with
 // no 5,000-match shortcut. Recall therefore measures exactly what the fast path gives up.
 //   node --import tsx bench/recall.ts [--queries 100] [--k 25]     (standalone: prints the result)
 import { parseArgs } from 'node:util';
@@ -36,7 +36,7 @@ matches AS (
                                  THEN length(words.w)::float8 / length(t.term) ELSE 0 END) END AS q
     FROM words JOIN core.parcel_terms t
       ON t.term = words.w
-      OR (length(words.w) >= 3 AND words.w !~ '^[0-9]+$'
+      OR (length(words.w) >= 3 AND words.w !~ '^[0-9]+$' AND t.term NOT IN (SELECT w FROM words)
           AND ((length(words.w) <= 20 AND levenshtein(words.w, t.term) <= CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END)
                OR (words.w = (SELECT w FROM last) AND t.term LIKE words.w || '%')))
 ), per_word AS (

@@ -89,29 +89,10 @@ COMMENT ON FUNCTION api.county_ids(text[]) IS 'County ids for slugs (case-insens
 CREATE TYPE api.query_word AS (word text, terms text[], qualities float8[]);
 COMMENT ON TYPE api.query_word IS 'A parcel-search query word and the vocabulary terms (with match qualities) it stands for.';
 
--- Every string one edit (a deletion, an insertion or a substitution, over the characters search words are made of)
--- away from a word. For short words, looking these up in the vocabulary's primary key is exact and cheap (a few
--- hundred probes); a trigram scan for them reads tens of thousands of vocabulary rows, because short words share
--- their trigrams with much of the vocabulary.
-CREATE FUNCTION api.one_edit_variants(p_word text) RETURNS text[]
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-  RETURN ARRAY(
-    SELECT DISTINCT v FROM (
-      SELECT left(p_word, i) || substr(p_word, i + 2) FROM generate_series(0, length(p_word) - 1) AS i
-      UNION ALL
-      SELECT left(p_word, i) || c || substr(p_word, i + 1 + e)
-        FROM generate_series(0, length(p_word)) AS i,
-             unnest(string_to_array('ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789&', NULL)) AS c,
-             (VALUES (0), (1)) AS x(e)  -- 0: insert c before character i + 1; 1: replace that character by c
-       WHERE i + e <= length(p_word)) AS variants(v)
-     WHERE v <> p_word AND v <> '');
-COMMENT ON FUNCTION api.one_edit_variants(text) IS
-  'Helper of parcel_query_words: every string at Levenshtein distance 1 from p_word over A-Z, 0-9 and & (the '
-  'characters core.normalize_text keeps). Example: SELECT cardinality(api.one_edit_variants(''JON'')); -- 256';
-
 CREATE FUNCTION api.parcel_query_words(p_query text) RETURNS api.query_word[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
-  SET pg_trgm.similarity_threshold = 0.3
+  -- one plan per statement, made once per session: planning them for each word took longer than running them
+  SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
   v_words text[] := ARRAY(
@@ -120,6 +101,7 @@ DECLARE
   v_word text;
   v_df integer;
   v_fuzzy boolean;
+  v_edits integer;
   v_word_out api.query_word;
   v_out api.query_word[] := '{}';
 BEGIN
@@ -130,6 +112,7 @@ BEGIN
     -- numbers (a longer word is no name's typo, and costs thousands of lookups)
     v_fuzzy := (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) BETWEEN 3 AND 20
                AND v_word !~ '^[0-9]+$';
+    v_edits := CASE WHEN length(v_word) >= 6 THEN 2 ELSE 1 END;
     SELECT v_word, coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
            coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}')
       INTO v_word_out
@@ -138,24 +121,24 @@ BEGIN
               UNION ALL
               -- typos (when v_fuzzy), nearest first, then most common: 16, or up to 64 while together they are held
               -- by at most 5,000 parcels (a rare word's whole neighbourhood is cheap to search and ranks fairly; a
-              -- common word's is not). One edit away: every variant looked up by key (exact and cheap). Two edits
-              -- away, for words of 6+ letters and only when fewer than 16 are one edit away: among the terms that
-              -- share 30% of their trigrams. (A trigram scan is what costs: a long word with many near neighbours
-              -- reads tens of thousands of candidates, and such a word fills its 16 with one edit.)
-              (WITH one AS MATERIALIZED (
-                 SELECT t.term, t.parcels FROM unnest(api.one_edit_variants(v_word)) AS v
-                   JOIN core.parcel_terms t ON t.term = v  -- a join: = ANY might be read from the trigram index
-                  WHERE v_fuzzy
-                  ORDER BY t.parcels DESC, t.term LIMIT 64)
+              -- common word's is not). Every term one edit away; for words of 6+ letters with fewer than 16 of those,
+              -- every term two edits away too. Candidates come from the deletion index (core.parcel_term_deletes:
+              -- terms sharing a deletion of the word), checked with levenshtein.
+              (WITH near AS MATERIALIZED (
+                 SELECT t.term, t.parcels, x.edits
+                   FROM (SELECT d.term, levenshtein_less_equal(v_word, d.term, v_edits) AS edits
+                           FROM core.parcel_term_deletes d
+                          WHERE v_fuzzy AND d.deletes && core.term_deletes(v_word, v_edits)
+                            AND abs(length(d.term) - length(v_word)) <= v_edits) x
+                   JOIN core.parcel_terms t ON t.term = x.term
+                  -- a word of the query stands only for itself: were MARIA a typo of GARCIA, GARCIA MARIA would
+                  -- find every MARIA
+                  WHERE x.edits <= v_edits AND t.term <> ALL (v_words))
                SELECT z.term, z.parcels, z.q FROM (
                  SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(v_word), length(y.term)) AS q,
                         row_number() OVER w AS n, sum(y.parcels) OVER w AS held
-                   FROM (SELECT one.term, one.parcels, 1 AS edits FROM one
-                         UNION ALL
-                         (SELECT t.term, t.parcels, 2 FROM core.parcel_terms t
-                           WHERE v_fuzzy AND length(v_word) >= 6 AND (SELECT count(*) FROM one) < 16
-                             AND t.term % v_word AND levenshtein(v_word, t.term) = 2
-                           ORDER BY t.parcels DESC, t.term LIMIT 64)) y
+                   FROM near y
+                  WHERE y.edits = 1 OR (y.edits = 2 AND (SELECT count(*) FROM near WHERE near.edits = 1) < 16)
                  WINDOW w AS (ORDER BY y.edits, y.parcels DESC, y.term)) z
                 WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000))
               UNION ALL
@@ -164,7 +147,10 @@ BEGIN
                  FROM core.parcel_terms t
                 WHERE v_word = v_words[cardinality(v_words)] AND coalesce(v_df, 0) < 1000 AND length(v_word) >= 3
                   AND v_word !~ '^[0-9]+$'
-                  AND t.term LIKE v_word || '%' AND t.term <> v_word
+                  -- the terms that start with the word: a range of the primary key (every character a term holds
+                  -- sorts before '~'), not LIKE, which a plan made once for every word reads from a trigram index
+                  AND t.term > v_word AND t.term < v_word || '~' AND left(t.term, length(v_word)) = v_word
+                  AND t.term <> ALL (v_words)
                 ORDER BY t.parcels DESC, t.term LIMIT 5)) x
             ORDER BY x.term, x.q DESC) m;
     -- a word that matches nothing in the vocabulary cannot narrow the search: it is left out
@@ -174,10 +160,11 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION api.parcel_query_words(text) IS
   'How parcel search reads a query: its distinct normalized words (at most 12), each with the vocabulary terms it '
-  'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, up '
-  'to 16 terms within 1 edit (2 for words of 6+ letters with fewer than 16 terms 1 edit away, among those sharing 30% of their trigrams), or up to 64 while they are held by at most 5,000 parcels together, for words of 3 to 20 characters; for a last word held by fewer than 1,000 parcels, up to 5 '
-  'completions. Words '
-  'matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
+  'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, '
+  'for words of 3 to 20 characters, up to 16 terms within 1 edit (2 for words of 6+ letters with fewer than 16 terms '
+  '1 edit away), or up to 64 while they are held by at most 5,000 parcels together, found through the deletion index '
+  '(core.parcel_term_deletes); for a last word held by fewer than 1,000 parcels, up to 5 completions. A word of the '
+  'query is never a typo or completion of another. Words matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 
 -- The query's reading for search, count and facets: the one given by a caller that read it once, else read here.
 CREATE FUNCTION api.parcel_words_of(p_query text, p_words api.query_word[]) RETURNS api.query_word[]
@@ -562,9 +549,10 @@ DECLARE
   v_k integer := p_offset + p_limit;
   v_all api.id_set[];
   v_held api.id_set[] := api.parcel_postings_match(p_words, p_counties, 1);
-  v_exact integer[] := ARRAY(SELECT p.id FROM core.parcels p
-                              WHERE (p.owner_search = p_q OR p.address_search = p_q)
-                                AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id);
+  -- statewide: the intersection with v_held below keeps the counties' (a county filter here made the planner AND
+  -- the few rows of the hash indexes with the county's whole bitmap, 11 ms for a county of 120,000 parcels)
+  v_exact integer[] := ARRAY(SELECT p.id FROM core.parcels p WHERE p.owner_search = p_q OR p.address_search = p_q
+                              ORDER BY p.id);
   v_ids integer[];
   v_level float8;
   v_well api.id_set[] := '{}';

@@ -4,8 +4,13 @@
 // nothing: the next load or `make db` builds whatever is still listed.
 import type postgres from 'postgres';
 
-/** The tables whose secondary indexes a bulk first load defers. */
-export const BULK_TABLES = ['core.parcels', 'core.sales', 'core.tax_delinquencies'] as const;
+/** The tables whose secondary indexes a bulk first load defers (the vocabulary's deletion index: 16 M keys). */
+export const BULK_TABLES = [
+  'core.parcels',
+  'core.sales',
+  'core.tax_delinquencies',
+  'core.parcel_term_deletes',
+] as const;
 
 /** Drops the secondary indexes of BULK_TABLES (their definitions kept); returns how many. */
 export async function deferIndexes(sql: postgres.Sql): Promise<number> {

@@ -209,14 +209,16 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
     'an unfiltered sorted page reads its partial index backward',
   );
   t.match(
-    await plan(`SELECT term FROM core.parcel_terms WHERE term % 'SMYTHE'`),
-    /parcel_terms_trgm_idx/,
-    'typo expansion of long words: the trigram index over the vocabulary',
+    await plan(`SELECT d.term FROM core.parcel_term_deletes d WHERE d.deletes && core.term_deletes('SMYTHE', 2)`),
+    /parcel_term_deletes_idx/,
+    "typo expansion: the deletion index, by the word's own deletions",
   );
   t.match(
-    await plan(`SELECT t.term FROM unnest(api.one_edit_variants('SMYTH')) v JOIN core.parcel_terms t ON t.term = v`),
+    await plan(
+      `SELECT t.term FROM core.parcel_terms t WHERE t.term > 'BRI' AND t.term < 'BRI~' AND left(t.term, 3) = 'BRI'`,
+    ),
     /parcel_terms_pkey/,
-    'typo expansion of short words: their one-edit variants by key',
+    'completions: a range of the vocabulary by key',
   );
   t.match(
     await plan(`SELECT id FROM core.parcels p WHERE p.county_id = 13 AND p.parcel_key = '0131320350010'`),
@@ -283,12 +285,23 @@ t.test('query words: exact, typos for rare words, completions of the last word, 
     ['SMITH'],
     'a word over 20 characters is not fuzzed (one edit from a term, it matches nothing and is left out)',
   );
-  const [{ variants, wrong }] = await sql<[{ variants: number; wrong: number }]>`
-    SELECT count(DISTINCT v)::int AS variants, count(*) FILTER (WHERE levenshtein(v, 'JON') <> 1)::int AS wrong
-      FROM unnest(api.one_edit_variants('JON')) v`;
-  // 3 deletions, 3 x 36 substitutions, 4 x 37 insertions, less the duplicates (JOON by two insertions, ...)
-  t.equal(variants, 3 + 3 * 36 + 4 * 37 - 3, 'one-edit variants: every deletion, substitution and insertion once');
-  t.equal(wrong, 0, 'each exactly one edit away');
+  const [deletes] = await sql<[{ jon: number; abcd: number; aabb: number }]>`
+    SELECT cardinality(core.term_deletes('JON', 1)) AS jon, cardinality(core.term_deletes('ABCD', 2)) AS abcd,
+           cardinality(core.term_deletes('AABB', 2)) AS aabb`;
+  t.same(
+    deletes,
+    { jon: 4, abcd: 1 + 4 + 6, aabb: 1 + 2 + 3 },
+    'deletions: the word, then every string with one or two characters deleted, once each (AABB: ABB, AAB; AB, BB, AA)',
+  );
+  // the symmetric-delete guarantee, checked by brute force: every pair of vocabulary terms within two edits shares a
+  // deletion, so each finds the other (when one has 4+ characters: the empty string is no deletion, and the words
+  // searched at two edits have 6+)
+  const [{ pairs, missed }] = await sql<[{ pairs: number; missed: number }]>`
+    SELECT count(*)::int AS pairs, count(*) FILTER (WHERE NOT (a.deletes && b.deletes))::int AS missed
+      FROM (SELECT * FROM core.parcel_term_deletes WHERE length(term) >= 4 ORDER BY term LIMIT 400) a
+      JOIN core.parcel_term_deletes b ON a.term <> b.term AND levenshtein_less_equal(a.term, b.term, 2) <= 2`;
+  t.ok(pairs > 0, `${pairs} pairs of terms within two edits`);
+  t.equal(missed, 0, 'each pair shares a deletion');
   await sql`INSERT INTO core.parcel_terms (term, parcels) VALUES ('JN', 1), ('J0N', 1), ('XJON', 1)`;
   t.teardown(() => sql`DELETE FROM core.parcel_terms WHERE term IN ('JN', 'J0N', 'XJON')`);
   const [, jon2] = await words('smith jon');
@@ -296,6 +309,20 @@ t.test('query words: exact, typos for rare words, completions of the last word, 
     ['JN', 'J0N', 'XJON'].every((v) => (jon2?.[1] as string[]).includes(v)),
     'short words find every one-edit term, even those sharing few trigrams',
   );
+  await sql`INSERT INTO core.parcel_terms (term, parcels) VALUES ('QWERTZ', 1)`;
+  t.teardown(() => sql`DELETE FROM core.parcel_terms WHERE term = 'QWERTZ'`);
+  const [, qwarty] = await words('smith qwarty');
+  t.same(
+    qwarty,
+    ['QWARTY', ['QWERTZ']],
+    'a long word with no term one edit away finds those two edits away, even sharing few trigrams (2 of 12)',
+  );
+  const [garcia] = await words('garcia maria');
+  t.notOk(
+    (garcia?.[1] as string[]).includes('MARIA'),
+    'a word of the query is no typo of another (MARIA is two edits from GARCIA): GARCIA MARIA does not find every MARIA',
+  );
+  t.ok(((await words('garcia'))[0]?.[1] as string[]).includes('MARIA'), 'while alone, GARCIA does stand for MARIA');
   const [, brick] = await words('500 brick');
   t.ok((brick?.[1] as string[]).includes('BRICKELL'), 'the last word is completed');
   t.same(await words('qqqqqq'), [], 'a word matching nothing is left out');
@@ -304,7 +331,7 @@ t.test('query words: exact, typos for rare words, completions of the last word, 
 });
 
 t.test(
-  'the vocabulary and the postings stay exact through inserts, re-wordings, moves, deletes and truncation',
+  'the vocabulary, its deletion index and the postings stay exact through inserts, re-wordings, moves, deletes and truncation',
   async (t) => {
     const db = await createTestDatabase();
     t.teardown(db.drop);
@@ -316,7 +343,10 @@ t.test(
     (WITH truth AS (SELECT term, county_id, array_agg(id::int ORDER BY id) AS ids
                       FROM core.parcels, LATERAL (SELECT DISTINCT unnest(search_terms)) AS u(term) GROUP BY 1, 2)
      SELECT coalesce(pp.term, truth.term) || '@' || coalesce(pp.county_id, truth.county_id)
-       FROM core.parcel_postings pp FULL JOIN truth USING (term, county_id) WHERE pp.ids IS DISTINCT FROM truth.ids)`;
+       FROM core.parcel_postings pp FULL JOIN truth USING (term, county_id) WHERE pp.ids IS DISTINCT FROM truth.ids)
+    UNION ALL
+    SELECT 'deletions of ' || coalesce(d.term, v.term) FROM core.parcel_term_deletes d FULL JOIN core.parcel_terms v USING (term)
+     WHERE d.deletes IS DISTINCT FROM core.term_deletes(v.term, 2)`;
     t.same(await drift(), [], 'after the fixtures');
     await db.sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name, site_address_full)
                VALUES (1, 'V-1', 'ZEBULON QUARTERMAIN', '1 NOWHERE LN'), (1, 'V-2', 'ZEBULON SMITH', NULL)`;
@@ -338,6 +368,7 @@ t.test(
     await db.sql`TRUNCATE core.parcels CASCADE`;
     t.same(await db.sql`SELECT term FROM core.parcel_terms`, [], 'truncation empties it');
     t.same(await db.sql`SELECT term FROM core.parcel_postings`, [], 'and the postings');
+    t.same(await db.sql`SELECT term FROM core.parcel_term_deletes`, [], 'and the deletion index');
   },
 );
 
