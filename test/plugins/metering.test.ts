@@ -23,6 +23,12 @@ const statuses = async (headers: Record<string, string>, n: number, url = OK_URL
 };
 const usage = async (headers: Record<string, string>) =>
   (await app.inject({ method: 'GET', url: '/v1/account/usage', headers })).json().data;
+/** The client's charged requests recorded in Postgres (flush first). */
+const chargedRequests = async (clientId: string) =>
+  only(
+    await sql<{ n: number }[]>`
+      SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${clientId}`,
+  ).n;
 /** Leaves the client `left` one-time credits, through the ledger, as an operator adjustment would. */
 async function setCredits(clientId: string, left: number) {
   await sql`INSERT INTO meter.ledger (client_id, bucket, delta, reason)
@@ -99,11 +105,7 @@ t.test(
       t.equal(res.headers['x-ratelimit-remaining'], '0', `${name}: remaining`);
     }
     await app.flushUsage();
-    const { n } = only(
-      await sql<
-        { n: number }[]
-      >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
-    );
+    const n = await chargedRequests(c.client.id);
     t.equal(n, 2, 'only the two admitted 2xx answers are charged');
   },
 );
@@ -179,11 +181,7 @@ t.test('only 2xx answers are charged; usage counts them exactly, whichever key o
     after.reset_date,
     new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString().replace('.000', ''),
   );
-  const { n } = only(
-    await sql<
-      { n: number }[]
-    >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
-  );
+  const n = await chargedRequests(c.client.id);
   t.equal(n, 5, 'every charged request counted');
   const { delta } = only(
     await sql<
@@ -196,12 +194,7 @@ t.test('only 2xx answers are charged; usage counts them exactly, whichever key o
 t.test('a flush never lands inside a usage read: Redis pending plus Postgres counts each event once', async (t) => {
   const c = await newClient('pro');
   const auth = { clientId: c.client.id, mode: 'live' } as Parameters<typeof app.withPendingUsage>[0];
-  const inPostgres = async () =>
-    only(
-      await sql<
-        { n: number }[]
-      >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
-    ).n;
+  const inPostgres = () => chargedRequests(c.client.id);
   // The periodic flush (every second) may move some events before the read starts; the read must then find them
   // in Postgres instead. Repeat until the read starts with events still pending, so that the race is exercised.
   let total = 0;
@@ -395,11 +388,7 @@ t.test(
       >`SELECT sum(delta)::int AS left FROM meter.ledger WHERE client_id = ${c.client.id} AND bucket = 'credits'`,
     );
     t.equal(left, 0, 'the ledger agrees: nothing left, nothing negative');
-    const { n } = only(
-      await sql<
-        { n: number }[]
-      >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
-    );
+    const n = await chargedRequests(c.client.id);
     t.equal(n, 20);
   },
 );
@@ -442,11 +431,7 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   t.equal(await app.reapOrphans(), 1, 'the six-minute-old reservation is reaped');
   t.equal((await call(c.headers)).statusCode, 200, 'refunded');
   await app.flushUsage();
-  const { n } = only(
-    await sql<
-      { n: number }[]
-    >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
-  );
+  const n = await chargedRequests(c.client.id);
   t.equal(n, 2, 'the orphan was never charged');
   const fresh = await newClient('developer');
   await call(fresh.headers);
@@ -476,11 +461,7 @@ t.test('Redis that does not answer: requests are allowed within about a second, 
     t.ok(res.headers['x-ratelimit-limit'], 'headers still sent');
     t.ok(down.app.meterStats.failOpen >= 1, 'counted');
     await down.app.flushUsage().catch(() => {});
-    const { n } = only(
-      await sql<
-        { n: number }[]
-      >`SELECT coalesce(sum(requests), 0)::int AS n FROM meter.usage_daily WHERE client_id = ${c.client.id}`,
-    );
+    const n = await chargedRequests(c.client.id);
     t.equal(n, 1, 'reconciled into Postgres');
   }
 });
