@@ -65,10 +65,7 @@ console.error(`bench: ${parcels} parcels, ${sales} sales, ${delinquencies} delin
 
 const bench = await benchClient(owner);
 const headers = { authorization: `Bearer ${bench.key}` };
-const api = await startApi(Number(values.port), {
-  WORKERS: values.workers,
-  DATABASE_POOL_SIZE: String(Math.max(2, Math.ceil(mixedConcurrency / Number(values.workers)))),
-});
+const api = await startApi(Number(values.port), { WORKERS: values.workers }); // the default pool, as users run it
 
 const workloads = await buildWorkloads(owner);
 const results: Record<string, DriveResult> = {};
@@ -184,7 +181,7 @@ const report = `# Benchmark results (latest run)
 - Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load generator on the same machine
 - Data: ${parcels.toLocaleString('en-US')} parcels, ${sales.toLocaleString('en-US')} sales, ${delinquencies.toLocaleString('en-US')} delinquency records; database size ${size}
 - Command: \`RECALL_QUERIES=${values['recall-queries']} make bench SCALE=${parcels}\` (the state from \`bench/state.ts\`, then \`node --import tsx bench/run.ts --seconds ${seconds} --concurrency ${concurrency} --mixed-concurrency ${mixedConcurrency} --recall-queries ${values['recall-queries']}\`)
-- The API runs as ${values.workers} worker process(es) of \`src/main.ts\` (\`WORKERS=${values.workers}\`) with auth and metering on (an Enterprise key with a very high RPM). Each endpoint:
+- The API runs as ${values.workers} worker process(es) of \`src/main.ts\` (\`WORKERS=${values.workers}\`) with auth and metering on (an Enterprise key with a very high RPM) and its default database pool (\`DATABASE_POOL_SIZE\`: the cores + 1). Each endpoint:
   ${concurrency} concurrent keep-alive connections, ${seconds} s after a 2 s warm-up, exact percentiles. The mixed run,
   the HTTP floor and the database floor use ${mixedConcurrency} connections / clients.
 

@@ -1,4 +1,5 @@
 // Bad requests of every shape get a 4xx in the Part 7 envelope, never a 500 or a stack trace.
+import { availableParallelism } from 'node:os';
 import t, { type Test } from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -88,4 +89,11 @@ t.test('configuration lists every bad setting at once', async (t) => {
 
 t.test('production refuses to start without a key secret', async (t) => {
   t.throws(() => loadConfig({ NODE_ENV: 'production' }), /API_KEY_SECRET/);
+});
+
+t.test('the database pool defaults to the cores plus one, and an explicit size wins', async (t) => {
+  const secret = 'x'.repeat(32);
+  t.equal(loadConfig({ API_KEY_SECRET: secret }).DATABASE_POOL_SIZE, availableParallelism() + 1);
+  t.equal(loadConfig({ API_KEY_SECRET: secret, DATABASE_POOL_SIZE: '12' }).DATABASE_POOL_SIZE, 12);
+  t.throws(() => loadConfig({ API_KEY_SECRET: secret, DATABASE_POOL_SIZE: '0' }), /DATABASE_POOL_SIZE/);
 });
