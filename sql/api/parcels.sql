@@ -541,8 +541,8 @@ COMMENT ON FUNCTION api.parcel_postings_scores(api.id_set[], api.query_word[]) I
 -- beyond, the parcels whose every word is matched at least as well as a level (api.parcel_well_level) by score, then
 -- the rest by id. All the matches are computed only when the page reaches past the first tiers.
 CREATE FUNCTION api.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
-                                            p_limit integer, p_offset integer)
-RETURNS bigint[]
+                                            p_limit integer, p_offset integer, p_with_total boolean,
+                                            OUT ids bigint[], OUT total bigint)
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
@@ -561,8 +561,11 @@ BEGIN
     v_exact := (SELECT core.id_union(s.ids & v_exact) FROM unnest(v_held) AS s);
   END IF;
   v_ids := v_exact[1 : v_k] || api.parcel_postings_first(v_held, v_k - least(cardinality(v_exact), v_k), v_exact);
-  IF cardinality(v_ids) = v_k THEN RETURN v_ids[p_offset + 1 : v_k]; END IF;
+  IF cardinality(v_ids) = v_k AND NOT p_with_total THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
+  -- every match: the total, and the page's later tiers (computed once for both)
   v_all := api.parcel_postings_match(p_words, p_counties, 0);
+  total := CASE WHEN p_with_total THEN api.parcel_postings_count(v_all) END;
+  IF cardinality(v_ids) = v_k THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
   IF api.parcel_postings_count(v_all) <= 5000 THEN
     v_ids := v_ids || ARRAY(SELECT sc.id FROM api.parcel_postings_scores(api.parcel_postings_minus(v_all, v_held), p_words) AS sc
                              ORDER BY sc.score DESC, sc.id LIMIT v_k - cardinality(v_ids));
@@ -577,11 +580,12 @@ BEGIN
       v_ids := v_ids || api.parcel_postings_first(api.parcel_postings_minus(v_all, v_held || v_well), v_k - cardinality(v_ids));
     END IF;
   END IF;
-  RETURN v_ids[p_offset + 1 : v_k];
+  ids := v_ids[p_offset + 1 : v_k];
 END $$;
-COMMENT ON FUNCTION api.parcel_page_by_postings(api.query_word[], smallint[], text, integer, integer) IS
-  'Helper of search_parcels: the ids of one page of a relevance search whose only other filter is counties '
-  '(p_counties, NULL for all), read from core.parcel_postings; p_q is the normalized query.';
+COMMENT ON FUNCTION api.parcel_page_by_postings(api.query_word[], smallint[], text, integer, integer, boolean) IS
+  'Helper of parcel_search_page: the ids of one page of a relevance search whose only other filter is counties '
+  '(p_counties, NULL for all), read from core.parcel_postings, and with p_with_total the number of matches (else '
+  'NULL); p_q is the normalized query.';
 
 -- A page of parcel ids over tiers: every tier is read in its own order from an index and only as far as the page
 -- needs; a tier that ends before the page does is whole, and the next one continues it.
@@ -614,7 +618,7 @@ COMMENT ON FUNCTION api.parcel_page_by_tiers(text, text[], text[], integer, inte
   'Helper of search_parcels: the ids of one page (p_limit from p_offset) of the rows matching p_where, taken from '
   'p_tiers in turn, each tier ordered by its p_orders entry; p_walk[i] reads tier i along its order''s index (for tiers known to be large).';
 
-CREATE FUNCTION api.search_parcels(
+CREATE FUNCTION api.parcel_search_page(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
   p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
   p_just_value_min float8 DEFAULT NULL, p_just_value_max float8 DEFAULT NULL,
@@ -624,8 +628,9 @@ CREATE FUNCTION api.search_parcels(
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
   p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
   p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0,
-  p_words api.query_word[] DEFAULT NULL
-) RETURNS SETOF api.parcel_hit
+  p_words api.query_word[] DEFAULT NULL,
+  p_with_total boolean DEFAULT true, OUT ids bigint[], OUT total integer
+)
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   SET plan_cache_mode = auto SET enable_sort = on SET enable_bitmapscan = on  -- restored at exit: changes below stay inside
   SET extra_float_digits = 3  -- match qualities written into SQL text keep every bit (scores tie as on the postings)
@@ -658,6 +663,7 @@ DECLARE
   v_raw float8;
   v_lo float8;
   v_r constant float8 := api.sphere_radius_m();
+  v_total bigint;
 BEGIN
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
@@ -674,7 +680,10 @@ BEGIN
       ARRAY[format('p.%I IS NOT NULL', v_column), format('p.%I IS NULL', v_column)],
       ARRAY[format('p.%1$I %2$s, p.id %2$s', v_column, v_dir), format('p.id %s', v_dir)], p_limit, p_offset);
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 AND api.parcel_filter_is_words_only(v_filter) THEN
-    v_ids := api.parcel_page_by_postings(v_words, api.parcel_postings_counties(p_county), v_q, p_limit, p_offset);
+    v_total := api.parcel_total_from_vocabulary(v_filter, v_words);
+    SELECT pp.ids, coalesce(v_total, pp.total) INTO v_ids, v_total
+      FROM api.parcel_page_by_postings(v_words, api.parcel_postings_counties(p_county), v_q, p_limit, p_offset,
+                                       p_with_total AND v_total IS NULL) pp;
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
     -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
     -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier without
@@ -755,10 +764,41 @@ BEGIN
     EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY p.id LIMIT %s OFFSET %s) page',
                    v_where, p_limit, p_offset) INTO v_ids;
   END IF;
-  -- The rows of the page by a cached generic plan: the same few index lookups whatever the ids, where a custom plan
-  -- (chosen for short pages, whose estimate looks cheaper) costs more to plan (~0.6 ms) than to run.
-  PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
-  RETURN QUERY SELECT * FROM api.parcel_rows(coalesce(v_ids, '{}'), false);
+  ids := coalesce(v_ids, '{}');
+  IF p_with_total THEN
+    total := coalesce(v_total, api.count_parcels(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+      p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
+      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, v_words));
+  END IF;
+END $$;
+COMMENT ON FUNCTION api.parcel_search_page(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[], boolean) IS
+  'One page of api.search_parcels as parcel ids (in order) and, with p_with_total (the default), the exact number of '
+  'matches (api.count_parcels; for a relevance search with no filter but counties, counted from the same postings '
+  'as the page, not twice). GET /v1/parcels/search calls it, then api.parcel_rows(ids, false). Example: '
+  'SELECT total, ids FROM api.parcel_search_page(p_query => ''smith john'', p_limit => 5);';
+
+CREATE FUNCTION api.search_parcels(
+  p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
+  p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
+  p_just_value_min float8 DEFAULT NULL, p_just_value_max float8 DEFAULT NULL,
+  p_assessed_min float8 DEFAULT NULL, p_assessed_max float8 DEFAULT NULL,
+  p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
+  p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
+  p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
+  p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0,
+  p_words api.query_word[] DEFAULT NULL
+) RETURNS SETOF api.parcel_hit
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+  -- the page's rows by a cached generic plan: the same few index lookups whatever the ids, where a custom plan (chosen
+  -- for short pages, whose estimate looks cheaper) costs more to plan (~0.6 ms) than to run
+  SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  RETURN QUERY SELECT * FROM api.parcel_rows((api.parcel_search_page(p_query, p_county, p_use_code, p_dor_use_code,
+    p_city, p_zip, p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
+    p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_sort,
+    p_limit, p_offset, p_words, p_with_total => false)).ids, false);
 END $$;
 COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[]) IS
   'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier: exact text, every word exact (each by id), every word matched at least as well as the lowest quality level that bounds them to 5,000 (by score), the rest (by id)), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. p_words: the query''s reading as api.parcel_query_words(p_query) returns it, for a caller that runs search, count and facets of one query and reads it once (NULL: read here). Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';

@@ -560,6 +560,20 @@ t.test(
                  ARRAY(SELECT id FROM api.search_parcels(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
                                                          p_just_value_min => 0)) AS gin`;
         t.same(both?.postings, both?.gin, `${query} ${county ?? 'statewide'} at ${offset}: postings and GIN agree`);
+        // the API's call: the same page, and the total counted from the page's own matches
+        for (const filter of [null, 0]) {
+          const [page] = await db.sql<{ ids: string[]; total: number; n: number; without: number | null }[]>`
+            SELECT s.ids, s.total,
+                   api.count_parcels(p_query => ${query}, p_county => ${county}, p_just_value_min => ${filter}) AS n,
+                   (api.parcel_search_page(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
+                                           p_just_value_min => ${filter}, p_with_total => false)).total AS without
+              FROM api.parcel_search_page(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
+                                          p_just_value_min => ${filter}) s`;
+          const path = filter === null ? 'postings' : 'GIN';
+          t.same(page?.ids.map(Number), both?.gin, `${query} at ${offset} (${path}): parcel_search_page's page`);
+          t.equal(page?.total, page?.n, `${query} at ${offset} (${path}): its total is count_parcels'`);
+          t.equal(page?.without, null, 'no total unless asked');
+        }
       }
       const [n] = await db.sql<{ postings: number; gin: number }[]>`
         SELECT api.count_parcels(p_query => ${query}, p_county => ${county}) AS postings,
