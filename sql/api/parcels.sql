@@ -534,6 +534,37 @@ COMMENT ON FUNCTION api.parcel_postings_scores(api.id_set[], api.query_word[]) I
   'Helper of search by postings: the relevance score (as in api.parcel_query_score_sql) of every parcel in p_sets, '
   'each of which matches every word.';
 
+-- The first tier of a relevance page: the parcels whose owner or address is the query's text, read from the btree
+-- indexes on (hashtext(text), id) in id order, the hashes compared first and then the texts.
+CREATE FUNCTION api.parcel_exact_text_sql(p_q text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN format('((hashtext(p.owner_search) = hashtext(%1$L) AND p.owner_search = %1$L)'
+                ' OR (hashtext(p.address_search) = hashtext(%1$L) AND p.address_search = %1$L))', p_q);
+COMMENT ON FUNCTION api.parcel_exact_text_sql(text) IS
+  'Helper of search_parcels: the condition (on core.parcels p) that the owner or the address is p_q, normalized, '
+  'written so that the (hashtext, id) indexes answer it.';
+
+-- (In counties, the rows of other counties before the page's are read too: a county is not in the index.)
+CREATE FUNCTION api.parcel_exact_text_first(p_q text, p_counties smallint[], p_k integer) RETURNS integer[]
+  LANGUAGE sql STABLE PARALLEL SAFE
+  -- the plan is made without the text: a bitmap would read all of a common text's parcels and sort them
+  SET enable_bitmapscan = off
+AS $$
+  SELECT ARRAY(
+    SELECT e.id FROM ((SELECT p.id::integer FROM core.parcels p
+                        WHERE hashtext(p.owner_search) = hashtext(p_q) AND p.owner_search = p_q
+                          AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)
+                      UNION
+                      (SELECT p.id::integer FROM core.parcels p
+                        WHERE hashtext(p.address_search) = hashtext(p_q) AND p.address_search = p_q
+                          AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)) e(id)
+     ORDER BY e.id LIMIT p_k)
+$$;
+COMMENT ON FUNCTION api.parcel_exact_text_first(text, smallint[], integer) IS
+  'Helper of search by postings: the p_k smallest ids of the parcels in p_counties (NULL: all) whose owner or '
+  'address is p_q (normalized); statewide it reads about p_k index entries of each text index however many parcels '
+  'share the text. Example: SELECT api.parcel_exact_text_first(''SFR FLORIDA BORROWER LLC'', NULL, 25);';
+
 -- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
 -- exactly (score 1): those whose owner or address is the query's text, then the others, each by id. (A parcel whose
 -- owner or address is the query holds every word exactly; the check keeps a page right while a load changes the
@@ -549,10 +580,7 @@ DECLARE
   v_k integer := p_offset + p_limit;
   v_all api.id_set[];
   v_held api.id_set[] := api.parcel_postings_match(p_words, p_counties, 1);
-  -- statewide: the intersection with v_held below keeps the counties' (a county filter here made the planner AND
-  -- the few rows of the hash indexes with the county's whole bitmap, 11 ms for a county of 120,000 parcels)
-  v_exact integer[] := ARRAY(SELECT p.id FROM core.parcels p WHERE p.owner_search = p_q OR p.address_search = p_q
-                              ORDER BY p.id);
+  v_exact integer[] := api.parcel_exact_text_first(p_q, p_counties, v_k);
   v_ids integer[];
   v_level float8;
   v_well api.id_set[] := '{}';
@@ -721,7 +749,7 @@ BEGIN
           FROM unnest(v_words) AS qw) END;
       v_words_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
       v_ids := api.parcel_page_by_tiers(v_where,
-        ARRAY[format('(p.owner_search = %1$L OR p.address_search = %1$L)', v_q),
+        ARRAY[api.parcel_exact_text_sql(v_q),
               CASE WHEN v_exact_bound > 0 THEN format('%s AND NOT %s', v_words_exact, v_exact) ELSE 'false' END,
               CASE WHEN v_well IS NULL THEN 'false' ELSE format('%s AND NOT %s', v_well, v_words_exact) END,
               CASE WHEN v_only_exact THEN 'false' ELSE format('NOT %s AND NOT (%s)', v_words_exact, coalesce(v_well, 'false')) END],

@@ -209,6 +209,19 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
     'an unfiltered sorted page reads its partial index backward',
   );
   t.match(
+    await plan(
+      `SELECT id FROM core.parcels p WHERE hashtext(p.owner_search) = hashtext('SMITH JOHN') AND p.owner_search = 'SMITH JOHN' ORDER BY p.id LIMIT 25`,
+    ),
+    /Limit[\s\S]*Index Scan using parcels_owner_text_idx/,
+    "an owner's parcels in id order, as far as a page (the exact-text tier)",
+  );
+  const [exactText] = await db.sql<{ sql: string }[]>`SELECT api.parcel_exact_text_sql('123 OAK DR') AS sql`;
+  t.match(
+    await plan(`SELECT id FROM core.parcels p WHERE ${exactText!.sql}`),
+    /parcels_owner_text_idx[\s\S]*parcels_address_text_idx/,
+    'the exact-text tier of a filtered search: both text indexes',
+  );
+  t.match(
     await plan(`SELECT d.term FROM core.parcel_term_deletes d WHERE d.deletes && core.term_deletes('SMYTHE', 2)`),
     /parcel_term_deletes_idx/,
     "typo expansion: the deletion index, by the word's own deletions",
@@ -582,3 +595,43 @@ t.test(
     }
   },
 );
+
+t.test('the exact-text tier reads only as far as the page, statewide and in a county', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(db.drop);
+  // the owner text in two counties, the first county's parcels first by id; in the second, the reversed owner's
+  // parcels come before the owner's by id, so only the exact-text tier puts the owner's first
+  for (const [county, prefix, owner, n] of [
+    [1, 'X-', 'YOLANDA QUIBBLE', 40],
+    [2, 'Z-', 'QUIBBLE YOLANDA', 5],
+    [2, 'Y-', 'YOLANDA QUIBBLE', 30],
+  ] as const) {
+    await db.sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name)
+                 SELECT ${county}, ${prefix} || i, ${owner} FROM generate_series(1, ${n}) AS i ORDER BY i`;
+  }
+  const rows = await db.sql<{ id: string; county_id: number; owner_name: string }[]>`
+    SELECT id, county_id, owner_name FROM core.parcels WHERE owner_name LIKE '%QUIBBLE%' ORDER BY id`;
+  const [second] = await db.sql<{ slug: string }[]>`SELECT slug FROM core.counties WHERE id = 2`;
+  const idsOf = (keep: (r: (typeof rows)[number]) => boolean) => rows.filter(keep).map((r) => Number(r.id));
+  const exactFirst = (county: number | null) => [
+    ...idsOf((r) => (county === null || r.county_id === county) && r.owner_name === 'YOLANDA QUIBBLE'),
+    ...idsOf((r) => (county === null || r.county_id === county) && r.owner_name !== 'YOLANDA QUIBBLE'),
+  ];
+  for (const [county, expected] of [
+    [null, exactFirst(null)],
+    [[second!.slug], exactFirst(2)],
+  ] as const) {
+    for (const offset of [0, 25, 50]) {
+      const [page] = await db.sql<{ ids: string[]; total: number }[]>`
+        SELECT ids, total FROM api.parcel_search_page(p_query => 'yolanda quibble', p_county => ${county as never},
+                                                      p_limit => 25, p_offset => ${offset})`;
+      const where = `${county ? 'in the county' : 'statewide'} at ${offset}`;
+      t.same(
+        page?.ids.map(Number),
+        expected.slice(offset, offset + 25),
+        `${where}: the owner's parcels by id, then the rest`,
+      );
+      t.equal(page?.total, expected.length, `${where}: the total`);
+    }
+  }
+});
