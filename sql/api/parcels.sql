@@ -570,7 +570,7 @@ COMMENT ON FUNCTION api.parcel_exact_text_first(text, smallint[], integer) IS
 -- owner or address is the query holds every word exactly; the check keeps a page right while a load changes the
 -- vocabulary between the query's reading and its search.) Then, up to 5,000 matches, the rest by score and id;
 -- beyond, the parcels whose every word is matched at least as well as a level (api.parcel_well_level) by score, then
--- the rest by id. All the matches are computed only when the page reaches past the first tiers.
+-- the rest by id. All the matches are computed only for the total or when the page reaches past the first tiers.
 CREATE FUNCTION api.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
                                             p_limit integer, p_offset integer, p_with_total boolean,
                                             OUT ids bigint[], OUT total bigint)
@@ -579,6 +579,7 @@ AS $$
 DECLARE
   v_k integer := p_offset + p_limit;
   v_all api.id_set[];
+  v_matches bigint;
   v_held api.id_set[] := api.parcel_postings_match(p_words, p_counties, 1);
   v_exact integer[] := api.parcel_exact_text_first(p_q, p_counties, v_k);
   v_ids integer[];
@@ -592,9 +593,10 @@ BEGIN
   IF cardinality(v_ids) = v_k AND NOT p_with_total THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
   -- every match: the total, and the page's later tiers (computed once for both)
   v_all := api.parcel_postings_match(p_words, p_counties, 0);
-  total := CASE WHEN p_with_total THEN api.parcel_postings_count(v_all) END;
+  v_matches := api.parcel_postings_count(v_all);
+  total := CASE WHEN p_with_total THEN v_matches END;
   IF cardinality(v_ids) = v_k THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
-  IF api.parcel_postings_count(v_all) <= 5000 THEN
+  IF v_matches <= 5000 THEN
     v_ids := v_ids || ARRAY(SELECT sc.id FROM api.parcel_postings_scores(api.parcel_postings_minus(v_all, v_held), p_words) AS sc
                              ORDER BY sc.score DESC, sc.id LIMIT v_k - cardinality(v_ids));
   ELSE
