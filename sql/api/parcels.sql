@@ -648,6 +648,58 @@ COMMENT ON FUNCTION api.parcel_page_by_tiers(text, text[], text[], integer, inte
   'Helper of search_parcels: the ids of one page (p_limit from p_offset) of the rows matching p_where, taken from '
   'p_tiers in turn, each tier ordered by its p_orders entry; p_walk[i] reads tier i along its order''s index (for tiers known to be large).';
 
+-- A point or a box alone, in id order: static statements (plans cached per session; the dynamic path writes the
+-- geometries as literals and plans twice a request, page and count, longer than either runs). A point's matches are
+-- few (parcels stacked over one spot), so all are read once for the page and the total. A box's page and total come
+-- from one scan: the count over every match rides along (a window) to the top-N sort by id.
+CREATE FUNCTION api.parcel_page_by_place(f api.parcel_filter, p_limit integer, p_offset integer, p_with_total boolean,
+  OUT ids bigint[], OUT total integer)
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_all bigint[];
+  v_pt geometry;
+  v_env geometry;
+  v_inner geometry;  -- the box shrunk by a float4 step (see api.parcel_where); NULL when too thin to shrink
+  v_ulp float8;
+BEGIN
+  IF f.point_lng IS NOT NULL THEN
+    v_pt := ST_SetSRID(ST_MakePoint(f.point_lng, f.point_lat), 4326);
+    SELECT array_agg(p.id ORDER BY p.id) INTO v_all FROM core.parcels p WHERE p.geom && v_pt AND ST_Intersects(p.geom, v_pt);
+    ids := coalesce(v_all[p_offset + 1 : p_offset + p_limit], '{}');
+    total := CASE WHEN p_with_total THEN coalesce(cardinality(v_all), 0) END;
+    RETURN;
+  END IF;
+  v_env := ST_MakeEnvelope(f.bbox[1], f.bbox[2], f.bbox[3], f.bbox[4], 4326);
+  v_ulp := greatest(abs(f.bbox[1]), abs(f.bbox[3]), abs(f.bbox[2]), abs(f.bbox[4])) * 2 ^ -23;
+  IF f.bbox[3] - f.bbox[1] > 2 * v_ulp AND f.bbox[4] - f.bbox[2] > 2 * v_ulp THEN
+    v_inner := ST_MakeEnvelope(f.bbox[1] + v_ulp, f.bbox[2] + v_ulp, f.bbox[3] - v_ulp, f.bbox[4] - v_ulp, 4326);
+  END IF;
+  SELECT array_agg(t.id ORDER BY t.id), max(t.n) INTO ids, total
+    FROM (SELECT p.id, count(*) OVER () AS n FROM core.parcels p
+           WHERE p.geom && v_env AND CASE WHEN p.geom @ v_inner THEN true ELSE ST_Intersects(p.geom, v_env) END
+           ORDER BY p.id LIMIT p_limit OFFSET p_offset) t;
+  ids := coalesce(ids, '{}');
+  IF NOT p_with_total THEN
+    total := NULL;
+  ELSIF total IS NULL THEN  -- a page past the end: count on its own
+    SELECT count(*) INTO total FROM core.parcels p
+     WHERE p.geom && v_env AND CASE WHEN p.geom @ v_inner THEN true ELSE ST_Intersects(p.geom, v_env) END;
+  END IF;
+END $$;
+COMMENT ON FUNCTION api.parcel_page_by_place(api.parcel_filter, integer, integer, boolean) IS
+  'Helper of parcel_search_page for a filter of a point alone or a bbox alone, sorted by id: the page''s ids and (with '
+  'p_with_total) the exact total, by statements planned once per session.';
+
+CREATE FUNCTION api.parcel_filter_is_place_only(f api.parcel_filter) RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN num_nonnulls(f.query, f.county, f.use_code, f.dor_use_code, f.city, f.zip, f.just_value_min, f.just_value_max,
+                      f.assessed_min, f.assessed_max, f.sale_after, f.sale_before, f.sale_price_min, f.sale_price_max,
+                      f.near_lat) = 0
+     AND num_nonnulls(f.bbox, f.point_lng) = 1;
+COMMENT ON FUNCTION api.parcel_filter_is_place_only(api.parcel_filter) IS
+  'Helper of parcel_search_page: true when the filter is a point alone or a bbox alone (api.parcel_page_by_place).';
+
 CREATE FUNCTION api.parcel_search_page(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
   p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
@@ -702,7 +754,9 @@ BEGIN
   END IF;
   IF v_sort = 'relevance' AND p_query IS NULL THEN PERFORM core.bad_input('sort: relevance needs query'); END IF;
   IF v_sort = 'distance' AND p_near_lat IS NULL THEN PERFORM core.bad_input('sort: distance needs near and radius_m'); END IF;
-  v_where := api.parcel_where(v_filter, v_words);
+  IF NOT (v_sort = 'id' AND api.parcel_filter_is_place_only(v_filter)) THEN  -- (api.parcel_page_by_place needs none)
+    v_where := api.parcel_where(v_filter, v_words);
+  END IF;
 
   IF v_column IS NOT NULL THEN
     -- parcels with a value in the sort's order (ties by id the same way), then those without one, by id
@@ -790,6 +844,8 @@ BEGIN
                      ' ORDER BY ST_Distance(p.centroid::geography, %s::geography, false), p.id LIMIT %s OFFSET %s) page',
                      v_where, v_pt, p_limit, p_offset) INTO v_ids;
     END IF;
+  ELSIF api.parcel_filter_is_place_only(v_filter) THEN
+    SELECT pp.ids, pp.total INTO v_ids, v_total FROM api.parcel_page_by_place(v_filter, p_limit, p_offset, p_with_total) pp;
   ELSE
     EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY p.id LIMIT %s OFFSET %s) page',
                    v_where, p_limit, p_offset) INTO v_ids;
@@ -806,6 +862,36 @@ COMMENT ON FUNCTION api.parcel_search_page(text, text[], text[], text[], text, t
   'matches (api.count_parcels; for a relevance search with no filter but counties, counted from the same postings '
   'as the page, not twice). GET /v1/parcels/search calls it, then api.parcel_rows(ids, false). Example: '
   'SELECT total, ids FROM api.parcel_search_page(p_query => ''smith john'', p_limit => 5);';
+
+CREATE FUNCTION api.parcel_search_hits(
+  p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
+  p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
+  p_just_value_min float8 DEFAULT NULL, p_just_value_max float8 DEFAULT NULL,
+  p_assessed_min float8 DEFAULT NULL, p_assessed_max float8 DEFAULT NULL,
+  p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
+  p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
+  p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
+  p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0,
+  p_words api.query_word[] DEFAULT NULL,
+  OUT total integer, OUT hits json
+)
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+  SET plan_cache_mode = force_generic_plan  -- the rows by a cached generic plan (see api.search_parcels)
+AS $$
+DECLARE
+  v_ids bigint[];
+BEGIN
+  SELECT pg.ids, pg.total INTO v_ids, total
+    FROM api.parcel_search_page(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min,
+      p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min, p_sale_price_max,
+      p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_sort, p_limit, p_offset, p_words) pg;
+  SELECT coalesce(json_agg(r), '[]') INTO hits FROM api.parcel_rows(v_ids, false) r;
+END $$;
+COMMENT ON FUNCTION api.parcel_search_hits(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[]) IS
+  'GET /v1/parcels/search in one call: the exact total (pagination.total) and the page as a JSON array of ParcelHit '
+  'objects, in order (the rows of api.search_parcels for the same arguments). Example: '
+  'SELECT total, hits FROM api.parcel_search_hits(p_query => ''smith john'', p_limit => 5);';
 
 CREATE FUNCTION api.search_parcels(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,

@@ -1,4 +1,4 @@
-// Parcels: the only TypeScript that calls api.parcel_search_page / parcel_rows / facet_parcels / get_parcel*.
+// Parcels: the only TypeScript that calls api.parcel_search_hits / facet_parcels / get_parcel*.
 // It turns request parameters into the functions' named arguments; the SQL checks ranges and raises 22023.
 import { badRequest } from '../errors.ts';
 import type { Sql } from '../plugins/db.ts';
@@ -61,10 +61,10 @@ export interface ParcelSearch {
 }
 
 /**
- * One page with its exact total (api.parcel_search_page: counted from the same matches as the page) and, when asked,
- * facets alongside on another connection; then the page's rows. With facets, the query's reading (its words and
- * their vocabulary terms, a few milliseconds of typo and prefix lookups at full scale) is computed once, first, and
- * handed to both as text.
+ * One page and its exact total in one call (api.parcel_search_hits: the page's rows as JSON, the total counted from
+ * the same matches) and, when asked, facets alongside on another connection. With facets, the query's reading (its
+ * words and their vocabulary terms, a few milliseconds of typo and prefix lookups at full scale) is computed once,
+ * first, and handed to both as text.
  */
 export async function searchParcels(sql: Sql, q: ParcelSearchQuery): Promise<ParcelSearch> {
   const args = Object.values(filterArgs(q)) as never[];
@@ -75,8 +75,8 @@ export async function searchParcels(sql: Sql, q: ParcelSearchQuery): Promise<Par
       : await sql<{ words: string }[]>`SELECT api.parcel_query_words(${q.query})::text AS words`;
   const words = (reading?.words ?? null) as never;
   const [[page], facetRows] = await Promise.all([
-    sql.unsafe<{ ids: string[]; total: number }[]>(
-      `SELECT ids, total FROM api.parcel_search_page(${FILTER_CALL}, p_sort => $21, p_limit => $22, p_offset => $23,
+    sql.unsafe<{ total: number; hits: ParcelHit[] }[]>(
+      `SELECT total, hits FROM api.parcel_search_hits(${FILTER_CALL}, p_sort => $21, p_limit => $22, p_offset => $23,
          p_words => $24::api.query_word[])`,
       [...args, (q.sort ?? null) as never, q.limit as never, q.offset as never, words],
     ),
@@ -87,9 +87,7 @@ export async function searchParcels(sql: Sql, q: ParcelSearchQuery): Promise<Par
         )
       : undefined,
   ]);
-  const ids = page?.ids ?? [];
-  const rows = ids.length === 0 ? [] : await sql<ParcelHit[]>`SELECT * FROM api.parcel_rows(${ids}::bigint[], false)`;
-  const out: ParcelSearch = { data: rows, pagination: pageOf(q.limit, q.offset, page?.total ?? 0) };
+  const out: ParcelSearch = { data: page?.hits ?? [], pagination: pageOf(q.limit, q.offset, page?.total ?? 0) };
   if (facetRows) out.facets = facetRows[0]?.facets ?? {};
   return out;
 }

@@ -635,3 +635,86 @@ t.test('the exact-text tier reads only as far as the page, statewide and in a co
     }
   }
 });
+
+t.test(
+  'a point or a bbox alone (statements planned once): the same page and total as a scan of every parcel',
+  async (t) => {
+    const places: { name: string; args: string; where: string }[] = [];
+    const point = (lng: number, lat: number) =>
+      places.push({
+        name: `point ${lng},${lat}`,
+        args: `p_point_lng => ${lng}, p_point_lat => ${lat}`,
+        where: `ST_Intersects(geom, ST_SetSRID(ST_MakePoint(${lng}, ${lat}), 4326))`,
+      });
+    const bbox = (b: number[]) =>
+      places.push({
+        name: `bbox ${b.join(',')}`,
+        args: `p_bbox => '{${b.join(',')}}'`,
+        where: `ST_Intersects(geom, ST_MakeEnvelope(${b.join(', ')}, 4326))`,
+      });
+    point(-80.19985, 25.770135); // inside parcel 1
+    point(-80.1997, 25.770135); // on the edge parcels 1 and 2 share
+    point(-70, 20); // over no parcel
+    bbox([-80.19997, 25.770027, -80.19943, 25.770243]);
+    bbox([-85, 25, -80, 31]); // every mapped parcel
+    bbox([-80.1997, 25.77, -80.1997, 25.7701]); // zero width, on a shared edge: too thin to shrink
+    bbox([-70, 20, -69, 21]);
+    for (const place of places) {
+      const expected = (
+        await sql.unsafe<{ id: string }[]>(`SELECT id FROM core.parcels WHERE ${place.where} ORDER BY id`)
+      ).map((r) => Number(r.id));
+      t.ok(place.name.startsWith('bbox -70') || place.name.startsWith('point -70') || expected.length > 0, place.name);
+      for (const [limit, offset] of [
+        [25, 0],
+        [2, 1],
+        [500, 0],
+        [10, expected.length],
+        [5, expected.length + 3],
+      ] as const) {
+        const [page] = await sql.unsafe<{ ids: string[]; total: number }[]>(
+          `SELECT ids, total FROM api.parcel_search_page(${place.args}, p_limit => ${limit}, p_offset => ${offset})`,
+        );
+        t.same(
+          page?.ids.map(Number),
+          expected.slice(offset, offset + limit),
+          `${place.name}, ${limit} at ${offset}: page`,
+        );
+        t.equal(page?.total, expected.length, `${place.name}, ${limit} at ${offset}: total`);
+      }
+      const [count] = await sql.unsafe<{ n: number }[]>(`SELECT api.count_parcels(${place.args}) AS n`);
+      t.equal(count?.n, expected.length, `${place.name}: count_parcels agrees`);
+      const [noTotal] = await sql.unsafe<{ ids: string[]; total: number | null }[]>(
+        `SELECT ids, total FROM api.parcel_search_page(${place.args}, p_with_total => false)`,
+      );
+      t.equal(noTotal?.total, null, `${place.name}: no total unless asked`);
+    }
+  },
+);
+
+t.test(
+  'parcel_search_hits: the rows of search_parcels in order, as JSON, and the total of count_parcels',
+  async (t) => {
+    for (const args of [
+      `p_query => 'smith john'`,
+      `p_query => 'smyth jon', p_county => '{miami-dade,broward}', p_limit => 3, p_offset => 1`,
+      `p_point_lng => -80.1997, p_point_lat => 25.770135`,
+      `p_bbox => '{-85,25,-80,31}', p_limit => 7, p_offset => 4`,
+      `p_near_lat => 25.770135, p_near_lng => -80.19985, p_radius_m => 2000`,
+      `p_county => '{liberty,orange}', p_sort => 'just_value_desc', p_limit => 40`,
+      `p_query => 'zzzzqqqq'`,
+    ]) {
+      const filters = args.replace(/, p_(sort|limit|offset) => [^,]+/g, '');
+      const [hits] = await sql.unsafe<{ total: number; hits: Record<string, unknown>[] }[]>(
+        `SELECT total, hits FROM api.parcel_search_hits(${args})`,
+      );
+      const rows = await sql.unsafe(`SELECT * FROM api.search_parcels(${args})`);
+      const [count] = await sql.unsafe<{ n: number }[]>(`SELECT api.count_parcels(${filters}) AS n`);
+      t.same(
+        hits?.hits,
+        rows.map((r) => ({ ...r })),
+        `${args}: the same rows, in order`,
+      );
+      t.equal(hits?.total, count?.n, `${args}: the total`);
+    }
+  },
+);
