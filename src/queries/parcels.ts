@@ -64,7 +64,8 @@ export interface ParcelSearch {
  * One page and its exact total in one call (api.parcel_search_hits: the page's rows as JSON, the total counted from
  * the same matches) and, when asked, facets alongside on another connection. With facets, the query's reading (its
  * words and their vocabulary terms, a few milliseconds of typo and prefix lookups at full scale) is computed once,
- * first, and handed to both as text.
+ * first, and handed to both as text. The statements are prepared (their text is constant): parsing and planning a call
+ * with two dozen named arguments each time cost about 0.3 ms.
  */
 export async function searchParcels(sql: Sql, q: ParcelSearchQuery): Promise<ParcelSearch> {
   const args = Object.values(filterArgs(q)) as never[];
@@ -79,11 +80,13 @@ export async function searchParcels(sql: Sql, q: ParcelSearchQuery): Promise<Par
       `SELECT total, hits FROM api.parcel_search_hits(${FILTER_CALL}, p_sort => $21, p_limit => $22, p_offset => $23,
          p_words => $24::api.query_word[])`,
       [...args, (q.sort ?? null) as never, q.limit as never, q.offset as never, words],
+      { prepare: true },
     ),
     facets
       ? sql.unsafe<{ facets: ParcelSearch['facets'] }[]>(
           `SELECT api.facet_parcels($21, ${FILTER_CALL}, p_words => $22::api.query_word[]) AS facets`,
           [...args, facets as never, words],
+          { prepare: true },
         )
       : undefined,
   ]);
