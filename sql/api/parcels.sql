@@ -204,6 +204,26 @@ CREATE FUNCTION api.parcel_box_literal(p_lng float8, p_lat float8, p_dlng float8
 COMMENT ON FUNCTION api.parcel_box_literal(float8, float8, float8, float8) IS
   'Helper of parcel_where: the box lng +- dlng, lat +- dlat (degrees) as an EPSG:4326 geometry literal.';
 
+-- Intersects a box: GEOS only for parcels whose bounding box does not lie inside it. @ compares the float4 boxes stored
+-- with geometries (rounded outward), so it is given the box shrunk by a float4 step (NULL when too thin to shrink). A
+-- CASE, not OR: the planner would scan the index once per arm of an OR.
+CREATE FUNCTION api.parcel_box(p_bbox float8[], OUT env geometry, OUT inner_env geometry)
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+  SELECT ST_MakeEnvelope(p_bbox[1], p_bbox[2], p_bbox[3], p_bbox[4], 4326),
+         CASE WHEN p_bbox[3] - p_bbox[1] > 2 * u AND p_bbox[4] - p_bbox[2] > 2 * u
+              THEN ST_MakeEnvelope(p_bbox[1] + u, p_bbox[2] + u, p_bbox[3] - u, p_bbox[4] - u, 4326) END
+    FROM (SELECT greatest(abs(p_bbox[1]), abs(p_bbox[3]), abs(p_bbox[2]), abs(p_bbox[4])) * 2 ^ -23 AS u) x
+$$;
+COMMENT ON FUNCTION api.parcel_box(float8[]) IS
+  'Helper of parcel search: a bbox {minLng,minLat,maxLng,maxLat} as an envelope, and the same shrunk by a float4 step (NULL when too thin), for api.parcel_in_box.';
+
+CREATE FUNCTION api.parcel_in_box(p_geom geometry, p_env geometry, p_inner_env geometry) RETURNS boolean
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT p_geom && p_env AND CASE WHEN p_geom @ p_inner_env THEN true ELSE ST_Intersects(p_geom, p_env) END $$;
+COMMENT ON FUNCTION api.parcel_in_box(geometry, geometry, geometry) IS
+  'Helper of parcel search (inlined, so the && uses the polygon index): does a parcel''s polygon intersect the box of api.parcel_box.';
+
 CREATE FUNCTION api.parcel_where(f api.parcel_filter, p_words api.query_word[]) RETURNS text
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
@@ -222,8 +242,6 @@ DECLARE
   ell_b float8;
   k_out float8;
   angle float8;
-  ulp float8;   -- a float4 step at the bbox's coordinates
-  env text;
 BEGIN
   IF f.county IS NOT NULL THEN
     -- one value as plain equality, so an index that continues with the sort key returns rows already in order
@@ -319,15 +337,8 @@ BEGIN
       ell_b * cos(radians(f.near_lat)) / sqrt(k_out) * (1 + 1e-9));
   END IF;
   IF f.bbox IS NOT NULL THEN
-    -- Intersects: GEOS only for parcels whose bounding box does not lie inside the box. @ compares the float4 boxes
-    -- stored with geometries (rounded outward), so it is given the box shrunk by a float4 step. A CASE, not OR: the
-    -- planner would scan the index once per arm of an OR.
-    ulp := greatest(abs(f.bbox[1]), abs(f.bbox[3]), abs(f.bbox[2]), abs(f.bbox[4])) * 2 ^ -23;
-    env := format('ST_MakeEnvelope(%L, %L, %L, %L, 4326)', f.bbox[1], f.bbox[2], f.bbox[3], f.bbox[4]);
-    w := w || format('p.geom && %1$s AND CASE WHEN %2$s THEN true ELSE ST_Intersects(p.geom, %1$s) END', env,
-                     CASE WHEN f.bbox[3] - f.bbox[1] > 2 * ulp AND f.bbox[4] - f.bbox[2] > 2 * ulp
-                          THEN format('p.geom @ ST_MakeEnvelope(%L, %L, %L, %L, 4326)', f.bbox[1] + ulp, f.bbox[2] + ulp, f.bbox[3] - ulp, f.bbox[4] - ulp)
-                          ELSE 'false' END);
+    w := w || (SELECT format('api.parcel_in_box(p.geom, %L::geometry, %L::geometry)', b.env, b.inner_env)
+                 FROM api.parcel_box(f.bbox) b);
   END IF;
   IF f.point_lng IS NOT NULL THEN
     pt := format('ST_SetSRID(ST_MakePoint(%L::float8, %L::float8), 4326)', f.point_lng, f.point_lat);
@@ -659,9 +670,7 @@ AS $$
 DECLARE
   v_all bigint[];
   v_pt geometry;
-  v_env geometry;
-  v_inner geometry;  -- the box shrunk by a float4 step (see api.parcel_where); NULL when too thin to shrink
-  v_ulp float8;
+  v_box record;
 BEGIN
   IF f.point_lng IS NOT NULL THEN
     v_pt := ST_SetSRID(ST_MakePoint(f.point_lng, f.point_lat), 4326);
@@ -670,21 +679,16 @@ BEGIN
     total := CASE WHEN p_with_total THEN coalesce(cardinality(v_all), 0) END;
     RETURN;
   END IF;
-  v_env := ST_MakeEnvelope(f.bbox[1], f.bbox[2], f.bbox[3], f.bbox[4], 4326);
-  v_ulp := greatest(abs(f.bbox[1]), abs(f.bbox[3]), abs(f.bbox[2]), abs(f.bbox[4])) * 2 ^ -23;
-  IF f.bbox[3] - f.bbox[1] > 2 * v_ulp AND f.bbox[4] - f.bbox[2] > 2 * v_ulp THEN
-    v_inner := ST_MakeEnvelope(f.bbox[1] + v_ulp, f.bbox[2] + v_ulp, f.bbox[3] - v_ulp, f.bbox[4] - v_ulp, 4326);
-  END IF;
+  SELECT * INTO v_box FROM api.parcel_box(f.bbox);
   SELECT array_agg(t.id ORDER BY t.id), max(t.n) INTO ids, total
     FROM (SELECT p.id, count(*) OVER () AS n FROM core.parcels p
-           WHERE p.geom && v_env AND CASE WHEN p.geom @ v_inner THEN true ELSE ST_Intersects(p.geom, v_env) END
+           WHERE api.parcel_in_box(p.geom, v_box.env, v_box.inner_env)
            ORDER BY p.id LIMIT p_limit OFFSET p_offset) t;
   ids := coalesce(ids, '{}');
   IF NOT p_with_total THEN
     total := NULL;
   ELSIF total IS NULL THEN  -- a page past the end: count on its own
-    SELECT count(*) INTO total FROM core.parcels p
-     WHERE p.geom && v_env AND CASE WHEN p.geom @ v_inner THEN true ELSE ST_Intersects(p.geom, v_env) END;
+    SELECT count(*) INTO total FROM core.parcels p WHERE api.parcel_in_box(p.geom, v_box.env, v_box.inner_env);
   END IF;
 END $$;
 COMMENT ON FUNCTION api.parcel_page_by_place(api.parcel_filter, integer, integer, boolean) IS
@@ -754,9 +758,11 @@ BEGIN
   END IF;
   IF v_sort = 'relevance' AND p_query IS NULL THEN PERFORM core.bad_input('sort: relevance needs query'); END IF;
   IF v_sort = 'distance' AND p_near_lat IS NULL THEN PERFORM core.bad_input('sort: distance needs near and radius_m'); END IF;
-  IF NOT (v_sort = 'id' AND api.parcel_filter_is_place_only(v_filter)) THEN  -- (api.parcel_page_by_place needs none)
-    v_where := api.parcel_where(v_filter, v_words);
+  IF v_sort = 'id' AND api.parcel_filter_is_place_only(v_filter) THEN
+    SELECT pp.ids, pp.total INTO ids, total FROM api.parcel_page_by_place(v_filter, p_limit, p_offset, p_with_total) pp;
+    RETURN;
   END IF;
+  v_where := api.parcel_where(v_filter, v_words);
 
   IF v_column IS NOT NULL THEN
     -- parcels with a value in the sort's order (ties by id the same way), then those without one, by id
@@ -844,8 +850,6 @@ BEGIN
                      ' ORDER BY ST_Distance(p.centroid::geography, %s::geography, false), p.id LIMIT %s OFFSET %s) page',
                      v_where, v_pt, p_limit, p_offset) INTO v_ids;
     END IF;
-  ELSIF api.parcel_filter_is_place_only(v_filter) THEN
-    SELECT pp.ids, pp.total INTO v_ids, v_total FROM api.parcel_page_by_place(v_filter, p_limit, p_offset, p_with_total) pp;
   ELSE
     EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY p.id LIMIT %s OFFSET %s) page',
                    v_where, p_limit, p_offset) INTO v_ids;
