@@ -89,9 +89,76 @@ COMMENT ON FUNCTION api.county_ids(text[]) IS 'County ids for slugs (case-insens
 CREATE TYPE api.query_word AS (word text, terms text[], qualities float8[]);
 COMMENT ON TYPE api.query_word IS 'A parcel-search query word and the vocabulary terms (with match qualities) it stands for.';
 
-CREATE FUNCTION api.parcel_query_words(p_query text) RETURNS api.query_word[]
+-- One word's reading: the word itself, its typos and (for the last word) its completions, each with its quality.
+CREATE FUNCTION api.parcel_word_terms(p_word text, p_words text[], p_wide boolean,
+                                      OUT reading api.query_word, OUT held bigint)
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   -- one plan per statement, made once per session: planning them for each word took longer than running them
+  SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  v_df integer;
+  v_fuzzy boolean;
+  v_edits integer := CASE WHEN length(p_word) >= 6 THEN 2 ELSE 1 END;
+  v_terms text[];
+  v_qualities float8[];
+BEGIN
+  SELECT t.parcels INTO v_df FROM core.parcel_terms t WHERE t.term = p_word;
+  -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common word is
+  -- meant as written, and its exact total then comes from the vocabulary); words of 3 to 20 characters, never
+  -- numbers (a longer word is no name's typo, and costs thousands of lookups)
+  v_fuzzy := (coalesce(v_df, 0) < 1000 OR cardinality(p_words) > 1) AND length(p_word) BETWEEN 3 AND 20
+             AND p_word !~ '^[0-9]+$';
+  SELECT coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
+         coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'), coalesce(sum(m.parcels), 0)
+    INTO v_terms, v_qualities, held
+    FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q FROM (
+            SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = p_word
+            UNION ALL
+            -- typos (when v_fuzzy), nearest first, then most common: 16, or up to 64 while together they are held
+            -- by at most 5,000 parcels (a rare word's whole neighbourhood is cheap to search and ranks fairly; a
+            -- common word's is not). Every term one edit away; for words of 6+ letters with fewer than 16 of those,
+            -- every term two edits away too. Wide (p_wide): every term within the word's edits, up to 512.
+            -- Candidates come from the deletion index (core.parcel_term_deletes: terms sharing a deletion of the
+            -- word), checked with levenshtein.
+            (WITH near AS MATERIALIZED (
+               SELECT t.term, t.parcels, x.edits
+                 FROM (SELECT d.term, levenshtein_less_equal(p_word, d.term, v_edits) AS edits
+                         FROM core.parcel_term_deletes d
+                        WHERE v_fuzzy AND d.deletes && core.term_deletes(p_word, v_edits)
+                          AND abs(length(d.term) - length(p_word)) <= v_edits) x
+                 JOIN core.parcel_terms t ON t.term = x.term
+                -- a word of the query stands only for itself: were MARIA a typo of GARCIA, GARCIA MARIA would
+                -- find every MARIA
+                WHERE x.edits <= v_edits AND t.term <> ALL (p_words))
+             SELECT z.term, z.parcels, z.q FROM (
+               SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(p_word), length(y.term)) AS q,
+                      row_number() OVER w AS n, sum(y.parcels) OVER w AS held
+                 FROM near y
+                WHERE y.edits = 1 OR (y.edits = 2 AND (p_wide OR (SELECT count(*) FROM near WHERE near.edits = 1) < 16))
+               WINDOW w AS (ORDER BY y.edits, y.parcels DESC, y.term)) z
+              WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000) OR (p_wide AND z.n <= 512))
+            UNION ALL
+            -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
+            (SELECT t.term, t.parcels, length(p_word)::float8 / length(t.term)
+               FROM core.parcel_terms t
+              WHERE p_word = p_words[cardinality(p_words)] AND coalesce(v_df, 0) < 1000 AND length(p_word) >= 3
+                AND p_word !~ '^[0-9]+$'
+                -- the terms that start with the word: a range of the primary key (every character a term holds
+                -- sorts before '~'), not LIKE, which a plan made once for every word reads from a trigram index
+                AND t.term > p_word AND t.term < p_word || '~' AND left(t.term, length(p_word)) = p_word
+                AND t.term <> ALL (p_words)
+              ORDER BY t.parcels DESC, t.term LIMIT 5)) x
+          ORDER BY x.term, x.q DESC) m;
+  reading := ROW(p_word, v_terms, v_qualities);
+END $$;
+COMMENT ON FUNCTION api.parcel_word_terms(text, text[], boolean) IS
+  'Helper of api.parcel_query_words: the reading of one word p_word of the query''s words p_words (see there), '
+  'capped (p_wide false) or wide, and the number of parcels its terms are held by, summed. '
+  'Example: SELECT * FROM api.parcel_word_terms(''DAIRILEY'', ''{MARGARET,DAIRILEY}'', true);';
+
+CREATE FUNCTION api.parcel_query_words(p_query text) RETURNS api.query_word[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
   SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
@@ -99,63 +166,31 @@ DECLARE
     SELECT w FROM unnest(string_to_array(core.normalize_text(p_query), ' ')) WITH ORDINALITY AS u(w, i)
      WHERE w <> '' GROUP BY w ORDER BY min(i) LIMIT 12);
   v_word text;
-  v_df integer;
-  v_fuzzy boolean;
-  v_edits integer;
-  v_word_out api.query_word;
+  v_word_terms record;
+  v_held bigint[] := '{}';
   v_out api.query_word[] := '{}';
+  v_wide api.query_word[] := '{}';
 BEGIN
   FOREACH v_word IN ARRAY v_words LOOP
-    SELECT t.parcels INTO v_df FROM core.parcel_terms t WHERE t.term = v_word;
-    -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common word is
-    -- meant as written, and its exact total then comes from the vocabulary); words of 3 to 20 characters, never
-    -- numbers (a longer word is no name's typo, and costs thousands of lookups)
-    v_fuzzy := (coalesce(v_df, 0) < 1000 OR cardinality(v_words) > 1) AND length(v_word) BETWEEN 3 AND 20
-               AND v_word !~ '^[0-9]+$';
-    v_edits := CASE WHEN length(v_word) >= 6 THEN 2 ELSE 1 END;
-    SELECT v_word, coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
-           coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}')
-      INTO v_word_out
-      FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q FROM (
-              SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = v_word
-              UNION ALL
-              -- typos (when v_fuzzy), nearest first, then most common: 16, or up to 64 while together they are held
-              -- by at most 5,000 parcels (a rare word's whole neighbourhood is cheap to search and ranks fairly; a
-              -- common word's is not). Every term one edit away; for words of 6+ letters with fewer than 16 of those,
-              -- every term two edits away too. Candidates come from the deletion index (core.parcel_term_deletes:
-              -- terms sharing a deletion of the word), checked with levenshtein.
-              (WITH near AS MATERIALIZED (
-                 SELECT t.term, t.parcels, x.edits
-                   FROM (SELECT d.term, levenshtein_less_equal(v_word, d.term, v_edits) AS edits
-                           FROM core.parcel_term_deletes d
-                          WHERE v_fuzzy AND d.deletes && core.term_deletes(v_word, v_edits)
-                            AND abs(length(d.term) - length(v_word)) <= v_edits) x
-                   JOIN core.parcel_terms t ON t.term = x.term
-                  -- a word of the query stands only for itself: were MARIA a typo of GARCIA, GARCIA MARIA would
-                  -- find every MARIA
-                  WHERE x.edits <= v_edits AND t.term <> ALL (v_words))
-               SELECT z.term, z.parcels, z.q FROM (
-                 SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(v_word), length(y.term)) AS q,
-                        row_number() OVER w AS n, sum(y.parcels) OVER w AS held
-                   FROM near y
-                  WHERE y.edits = 1 OR (y.edits = 2 AND (SELECT count(*) FROM near WHERE near.edits = 1) < 16)
-                 WINDOW w AS (ORDER BY y.edits, y.parcels DESC, y.term)) z
-                WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000))
-              UNION ALL
-              -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
-              (SELECT t.term, t.parcels, length(v_word)::float8 / length(t.term)
-                 FROM core.parcel_terms t
-                WHERE v_word = v_words[cardinality(v_words)] AND coalesce(v_df, 0) < 1000 AND length(v_word) >= 3
-                  AND v_word !~ '^[0-9]+$'
-                  -- the terms that start with the word: a range of the primary key (every character a term holds
-                  -- sorts before '~'), not LIKE, which a plan made once for every word reads from a trigram index
-                  AND t.term > v_word AND t.term < v_word || '~' AND left(t.term, length(v_word)) = v_word
-                  AND t.term <> ALL (v_words)
-                ORDER BY t.parcels DESC, t.term LIMIT 5)) x
-            ORDER BY x.term, x.q DESC) m;
+    v_word_terms := api.parcel_word_terms(v_word, v_words, false);
     -- a word that matches nothing in the vocabulary cannot narrow the search: it is left out
-    IF cardinality(v_word_out.terms) > 0 THEN v_out := v_out || v_word_out; END IF;
+    IF cardinality((v_word_terms.reading).terms) > 0 THEN
+      v_out := v_out || v_word_terms.reading;
+      v_held := v_held || v_word_terms.held;
+    END IF;
   END LOOP;
+  -- Few matches: the caps on a rare word's typos kept out spellings that would rank in the first page (MARGARET
+  -- DAIRILEY matches 2 parcels through DAIRILEY's 21 terms one edit away, and 198 through its 363 within two). When
+  -- the words as read are held together by fewer than 25 parcels, the rare words (their terms held by at most 5,000
+  -- parcels, so that counting the matches is cheap too) are read again wide; common words keep their reading.
+  IF (SELECT min(h) FROM unnest(v_held) AS h) <= 5000
+     AND api.parcel_postings_count(api.parcel_postings_match(v_out, NULL, 0)) < 25 THEN
+    FOR i IN 1 .. cardinality(v_out) LOOP
+      v_wide := v_wide || CASE WHEN v_held[i] <= 5000
+                               THEN (api.parcel_word_terms((v_out[i]).word, v_words, true)).reading ELSE v_out[i] END;
+    END LOOP;
+    RETURN v_wide;
+  END IF;
   RETURN v_out;
 END $$;
 COMMENT ON FUNCTION api.parcel_query_words(text) IS
@@ -163,8 +198,11 @@ COMMENT ON FUNCTION api.parcel_query_words(text) IS
   'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, '
   'for words of 3 to 20 characters, up to 16 terms within 1 edit (2 for words of 6+ letters with fewer than 16 terms '
   '1 edit away), or up to 64 while they are held by at most 5,000 parcels together, found through the deletion index '
-  '(core.parcel_term_deletes); for a last word held by fewer than 1,000 parcels, up to 5 completions. A word of the '
-  'query is never a typo or completion of another. Words matching nothing are left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
+  '(core.parcel_term_deletes); for a last word held by fewer than 1,000 parcels, up to 5 completions. When the words '
+  'so read are held together by fewer than 25 parcels, each rare word (its terms held by at most 5,000 parcels) '
+  'stands instead for every term within its edits (1, or 2 for 6+ letters), up to 512: a page of few matches is '
+  'filled with the next-closest spellings. A word of the query is never a typo or completion of another. Words matching nothing are '
+  'left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 
 -- The query's reading for search, count and facets: the one given by a caller that read it once, else read here.
 CREATE FUNCTION api.parcel_words_of(p_query text, p_words api.query_word[]) RETURNS api.query_word[]

@@ -291,7 +291,7 @@ t.test('query words: exact, typos for rare words, completions of the last word, 
   t.teardown(() => sql`DELETE FROM core.parcel_terms WHERE term ~ '^[ZY]AQW.$'`);
   const [, rare] = await words('smith zaqwe');
   t.equal((rare?.[1] as string[]).length, 20, "a rare word's whole neighbourhood (20 terms held by 20 parcels)");
-  const [, common] = await words('smith yaqwe');
+  const [common] = await words('yaqwe');
   t.equal((common?.[1] as string[]).length, 16, "a common neighbourhood's 16 most frequent (20,000 parcels in all)");
   t.same(
     (await words('smith abcdefghijklmnopqrstux')).map((w) => w[0]),
@@ -384,6 +384,47 @@ t.test(
     t.same(await db.sql`SELECT term FROM core.parcel_term_deletes`, [], 'and the deletion index');
   },
 );
+
+t.test('few matches: a query whose capped reading matches fewer than 25 parcels is read again wide', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(db.drop);
+  // QUARBLEX has 20 terms one edit away (QUARBLEA..QUARBLEU), so the capped reading leaves out those two edits away
+  const oneEdit = 'ABCDFGHIJKLMNOPQRSTU'.split('').map((c) => `QUARBLE${c}`);
+  await db.sql`
+    INSERT INTO core.parcels (county_id, parcel_id, owner_name)
+    SELECT 1, 'W1-' || v, 'LONER ' || v FROM unnest(${oneEdit}::text[]) AS v
+    UNION ALL SELECT 1, 'W2-1', 'PARTNER QUARBLEA'
+    UNION ALL SELECT 2, 'W3-' || i, 'PARTNER QUARBLYY' FROM generate_series(1, 30) AS i
+    UNION ALL SELECT 1, 'W4-' || i, 'COMPANION QUARBLEB' FROM generate_series(1, 30) AS i
+    UNION ALL SELECT 2, 'W5-' || i, 'COMPANION QUARBLYY' FROM generate_series(1, 3) AS i`;
+  const terms = async (q: string) =>
+    (await db.sql<{ terms: string[] }[]>`SELECT terms FROM unnest(api.parcel_query_words(${q}))`).map((w) => w.terms);
+  const [, capped] = await terms('companion quarblex');
+  t.notOk(capped?.includes('QUARBLYY'), 'with 30 matches (COMPANION QUARBLEB), the two-edit terms stay out');
+  t.same(
+    capped,
+    ['QUARBLEB', 'QUARBLEA', ...oneEdit.slice(2)],
+    'its 20 terms one edit away (QUARBLEX itself is in no parcel), most common first',
+  );
+  const [, wide] = await terms('partner quarblex');
+  t.ok(wide?.includes('QUARBLYY'), 'with 1 match through the capped reading, the terms two edits away are searched');
+  t.ok(
+    oneEdit.every((v) => wide?.includes(v)),
+    'and every term one edit away is kept',
+  );
+  const page = await db.sql<{ id: number; owner_name: string; county_slug: string }[]>`
+    SELECT id, owner_name, county_slug FROM api.search_parcels(p_query => 'partner quarblex', p_limit => 25)`;
+  t.same(
+    page.map((r) => r.owner_name),
+    ['PARTNER QUARBLEA', ...Array<string>(24).fill('PARTNER QUARBLYY')],
+    'the one-edit match first, then the two-edit ones fill the page',
+  );
+  const [{ n }] = await db.sql<[{ n: number }]>`SELECT api.count_parcels(p_query => 'partner quarblex') AS n`;
+  t.equal(n, 31, 'the total counts the same wide reading');
+  const [{ inCounty }] = await db.sql<[{ inCounty: number }]>`
+    SELECT api.count_parcels(p_query => 'partner quarblex', p_county => ${[page[1]!.county_slug]}) AS "inCounty"`;
+  t.equal(inCounty, 30, 'the reading does not depend on the filters (statewide matches decide it)');
+});
 
 t.test('totals equal the rows search pages through, for every kind of query', async (t) => {
   for (const q of ['smith', 'smith john', 'smyth jon', 'garcia', '500 brick', 'oak dr', 'llc', 'revocable trust']) {
