@@ -868,6 +868,19 @@ BEGIN
     v_k := p_offset + p_limit;
     v_pt := quote_literal(ST_SetSRID(ST_MakePoint(p_near_lng, p_near_lat), 4326)::text);
     SELECT * INTO v_dlat, v_dlng FROM api.near_box(p_near_lat, p_radius_m);
+    IF p_with_total AND p_radius_m <= 1000 THEN
+      -- Up to 1 km (a few thousand matches in a city), the page and the total come from one scan: every match is
+      -- tested for the total anyway, and its distance and a top-N sort cost less than a second scan (500 m: 2.9 ms
+      -- against 2.1 for the page and 2.5 for the count). The count rides along to the sort (a window).
+      EXECUTE format(
+        'SELECT array_agg(id ORDER BY d, id), coalesce(max(n), 0)'
+        '  FROM (SELECT p.id, ST_Distance(p.centroid::geography, %2$s::geography, false) AS d, count(*) OVER () AS n'
+        '          FROM core.parcels p WHERE %1$s ORDER BY d, p.id LIMIT %3$s) t',
+        v_where, v_pt, v_k) INTO v_ids, v_total;
+      ids := coalesce(v_ids[p_offset + 1 : v_k], '{}');
+      total := v_total;
+      RETURN;
+    END IF;
     IF p_radius_m >= 150 THEN
       PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
       EXECUTE format(

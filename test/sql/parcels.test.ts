@@ -733,6 +733,41 @@ t.test(
 );
 
 t.test(
+  'near by distance: page and total (one scan up to 1 km, else the nearest read first) as a scan of every parcel',
+  async (t) => {
+    const [lat, lng] = [25.770135, -80.19985];
+    const pt = `ST_SetSRID(ST_MakePoint(${lng}, ${lat}), 4326)::geography`;
+    for (const radius of [20, 400, 1000, 2000]) {
+      const expected = (
+        await sql.unsafe<{ id: string }[]>(
+          `SELECT id FROM core.parcels WHERE ST_DWithin(geom::geography, ${pt}, ${radius}, false)
+          ORDER BY ST_Distance(centroid::geography, ${pt}, false), id`,
+        )
+      ).map((r) => Number(r.id));
+      t.ok(expected.length > 1, `${radius} m: ${expected.length} parcels`);
+      const args = `p_near_lat => ${lat}, p_near_lng => ${lng}, p_radius_m => ${radius}`;
+      for (const [limit, offset] of [
+        [25, 0],
+        [1, 1],
+        [10, expected.length - 1],
+        [5, expected.length + 3],
+      ] as const) {
+        const name = `${radius} m, ${limit} at ${offset}`;
+        const [page] = await sql.unsafe<{ ids: string[]; total: number }[]>(
+          `SELECT ids, total FROM api.parcel_search_page(${args}, p_limit => ${limit}, p_offset => ${offset})`,
+        );
+        t.same(page?.ids.map(Number), expected.slice(offset, offset + limit), `${name}: page`);
+        t.equal(page?.total, expected.length, `${name}: total`);
+        const [noTotal] = await sql.unsafe<{ ids: string[] }[]>(
+          `SELECT ids FROM api.parcel_search_page(${args}, p_limit => ${limit}, p_offset => ${offset}, p_with_total => false)`,
+        );
+        t.same(noTotal?.ids.map(Number), expected.slice(offset, offset + limit), `${name}: the page without a total`);
+      }
+    }
+  },
+);
+
+t.test(
   'parcel_search_hits: the rows of search_parcels in order, as JSON, and the total of count_parcels',
   async (t) => {
     for (const args of [
