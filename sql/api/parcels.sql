@@ -118,7 +118,7 @@ BEGIN
             -- typos (when v_fuzzy), nearest first, then most common: 16, or up to 64 while together they are held
             -- by at most 5,000 parcels (a rare word's whole neighbourhood is cheap to search and ranks fairly; a
             -- common word's is not). Every term one edit away; for words of 6+ letters with fewer than 16 of those,
-            -- every term two edits away too. Wide (p_wide): every term within the word's edits, up to 512.
+            -- every term two edits away too. Wide (p_wide): the 128 closest terms within the word's edits.
             -- Candidates come from the deletion index (core.parcel_term_deletes: terms sharing a deletion of the
             -- word), checked with levenshtein.
             (WITH near AS MATERIALIZED (
@@ -136,8 +136,10 @@ BEGIN
                       row_number() OVER w AS n, sum(y.parcels) OVER w AS held
                  FROM near y
                 WHERE y.edits = 1 OR (y.edits = 2 AND (p_wide OR (SELECT count(*) FROM near WHERE near.edits = 1) < 16))
-               WINDOW w AS (ORDER BY y.edits, y.parcels DESC, y.term)) z
-              WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000) OR (p_wide AND z.n <= 512))
+               -- (wide: the best matches first, as they rank: a longer term of the same edits is the closer)
+               WINDOW w AS (ORDER BY CASE WHEN p_wide THEN y.edits::float8 / greatest(length(p_word), length(y.term))
+                                          ELSE y.edits END, y.parcels DESC, y.term)) z
+              WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000) OR (p_wide AND z.n <= 128))
             UNION ALL
             -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
             (SELECT t.term, t.parcels, length(p_word)::float8 / length(t.term)
@@ -180,9 +182,11 @@ BEGIN
     END IF;
   END LOOP;
   -- Few matches: the caps on a rare word's typos kept out spellings that would rank in the first page (MARGARET
-  -- DAIRILEY matches 2 parcels through DAIRILEY's 21 terms one edit away, and 198 through its 363 within two). When
+  -- DAIRILEY matches 2 parcels through DAIRILEY's 21 terms one edit away, 187 through the 128 closest of its 363
+  -- within two). When
   -- the words as read are held together by fewer than 25 parcels, the rare words (their terms held by at most 5,000
-  -- parcels, so that counting the matches is cheap too) are read again wide; common words keep their reading.
+  -- parcels, so that counting the matches is cheap too) are read again wide (their 128 closest terms); common
+  -- words keep their reading.
   IF (SELECT min(h) FROM unnest(v_held) AS h) <= 5000
      AND api.parcel_postings_count(api.parcel_postings_match(v_out, NULL, 0)) < 25 THEN
     FOR i IN 1 .. cardinality(v_out) LOOP
@@ -200,8 +204,8 @@ COMMENT ON FUNCTION api.parcel_query_words(text) IS
   '1 edit away), or up to 64 while they are held by at most 5,000 parcels together, found through the deletion index '
   '(core.parcel_term_deletes); for a last word held by fewer than 1,000 parcels, up to 5 completions. When the words '
   'so read are held together by fewer than 25 parcels, each rare word (its terms held by at most 5,000 parcels) '
-  'stands instead for every term within its edits (1, or 2 for 6+ letters), up to 512: a page of few matches is '
-  'filled with the next-closest spellings. A word of the query is never a typo or completion of another. Words matching nothing are '
+  'stands instead for its 128 closest terms within its edits (1, or 2 for 6+ letters; closest: the fewest edits for '
+  'the length, as they rank): a page of few matches is filled with the next-closest spellings. A word of the query is never a typo or completion of another. Words matching nothing are '
   'left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 
 -- The query's reading for search, count and facets: the one given by a caller that read it once, else read here.
