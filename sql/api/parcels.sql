@@ -183,10 +183,9 @@ BEGIN
   END LOOP;
   -- Few matches: the caps on a rare word's typos kept out spellings that would rank in the first page (MARGARET
   -- DAIRILEY matches 2 parcels through DAIRILEY's 21 terms one edit away, 187 through the 128 closest of its 363
-  -- within two). When
-  -- the words as read are held together by fewer than 25 parcels, the rare words (their terms held by at most 5,000
-  -- parcels, so that counting the matches is cheap too) are read again wide (their 128 closest terms); common
-  -- words keep their reading.
+  -- within two). When the words as read are held together by fewer than 25 parcels, the rare words (their terms
+  -- held by at most 5,000 parcels, so that counting the matches is cheap too) are read again wide (their 128
+  -- closest terms); common words keep their reading.
   IF (SELECT min(h) FROM unnest(v_held) AS h) <= 5000
      AND api.parcel_postings_count(api.parcel_postings_match(v_out, NULL, 0)) < 25 THEN
     FOR i IN 1 .. cardinality(v_out) LOOP
@@ -205,8 +204,9 @@ COMMENT ON FUNCTION api.parcel_query_words(text) IS
   '(core.parcel_term_deletes); for a last word held by fewer than 1,000 parcels, up to 5 completions. When the words '
   'so read are held together by fewer than 25 parcels, each rare word (its terms held by at most 5,000 parcels) '
   'stands instead for its 128 closest terms within its edits (1, or 2 for 6+ letters; closest: the fewest edits for '
-  'the length, as they rank): a page of few matches is filled with the next-closest spellings. A word of the query is never a typo or completion of another. Words matching nothing are '
-  'left out. Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
+  'the length, as they rank): a page of few matches is filled with the next-closest spellings. A word of the query '
+  'is never a typo or completion of another. Words matching nothing are left out. '
+  'Example: SELECT * FROM unnest(api.parcel_query_words(''smyth jon''));';
 
 -- The query's reading for search, count and facets: the one given by a caller that read it once, else read here.
 CREATE FUNCTION api.parcel_words_of(p_query text, p_words api.query_word[]) RETURNS api.query_word[]
@@ -872,20 +872,10 @@ BEGIN
     v_k := p_offset + p_limit;
     v_pt := quote_literal(ST_SetSRID(ST_MakePoint(p_near_lng, p_near_lat), 4326)::text);
     SELECT * INTO v_dlat, v_dlng FROM api.near_box(p_near_lat, p_radius_m);
-    IF p_with_total AND p_radius_m <= 1000 THEN
-      -- Up to 1 km (a few thousand matches in a city), the page and the total come from one scan: every match is
-      -- tested for the total anyway, and its distance and a top-N sort cost less than a second scan (500 m: 2.9 ms
-      -- against 2.1 for the page and 2.5 for the count). The count rides along to the sort (a window).
-      EXECUTE format(
-        'SELECT array_agg(id ORDER BY d, id), coalesce(max(n), 0)'
-        '  FROM (SELECT p.id, ST_Distance(p.centroid::geography, %2$s::geography, false) AS d, count(*) OVER () AS n'
-        '          FROM core.parcels p WHERE %1$s ORDER BY d, p.id LIMIT %3$s) t',
-        v_where, v_pt, v_k) INTO v_ids, v_total;
-      ids := coalesce(v_ids[p_offset + 1 : v_k], '{}');
-      total := v_total;
-      RETURN;
-    END IF;
-    IF p_radius_m >= 150 THEN
+    -- Ranking every match scans them all, so it counts them too (a window riding along to the top-N sort). With a
+    -- total, up to 1 km (a few thousand matches in a city), that one scan costs less than reading the nearest and
+    -- then scanning again to count (500 m: 2.9 ms against 2.1 for the page and 2.5 for the count).
+    IF p_radius_m >= 150 AND NOT (p_with_total AND p_radius_m <= 1000) THEN
       PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
       EXECUTE format(
         'SELECT array_agg(id ORDER BY d, id), array_agg(d ORDER BY d, id), count(*), max(raw)'
@@ -895,16 +885,18 @@ BEGIN
       PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
     END IF;
     v_lo := cos(radians(p_near_lat)) * cos(radians(least(abs(p_near_lat) + v_dlat, 90)));
-    IF v_read >= v_k
-       AND v_dist[v_k] < least(v_r * radians(v_dlat), 2 * v_r * asin(sqrt(v_lo) * sin(radians(v_dlng) / 2)))
-       AND (v_read < 2 * v_k + 10
-            OR v_r * radians(v_raw) * sqrt(v_lo * (1 - radians(greatest(v_dlat, v_dlng) + 0.001) ^ 2 / 12)) > v_dist[v_k]) THEN
-      v_ids := v_ids[p_offset + 1 : v_k];
-    ELSE
-      EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s'
-                     ' ORDER BY ST_Distance(p.centroid::geography, %s::geography, false), p.id LIMIT %s OFFSET %s) page',
-                     v_where, v_pt, p_limit, p_offset) INTO v_ids;
+    IF v_read IS NULL  -- not read: every match is ranked
+       OR NOT (v_read >= v_k
+               AND v_dist[v_k] < least(v_r * radians(v_dlat), 2 * v_r * asin(sqrt(v_lo) * sin(radians(v_dlng) / 2)))
+               AND (v_read < 2 * v_k + 10
+                    OR v_r * radians(v_raw) * sqrt(v_lo * (1 - radians(greatest(v_dlat, v_dlng) + 0.001) ^ 2 / 12)) > v_dist[v_k])) THEN
+      EXECUTE format(
+        'SELECT array_agg(id ORDER BY d, id), coalesce(max(n), 0)'
+        '  FROM (SELECT p.id, ST_Distance(p.centroid::geography, %2$s::geography, false) AS d, count(*) OVER () AS n'
+        '          FROM core.parcels p WHERE %1$s ORDER BY d, p.id LIMIT %3$s) t',
+        v_where, v_pt, v_k) INTO v_ids, v_total;
     END IF;
+    v_ids := v_ids[p_offset + 1 : v_k];
   ELSE
     EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY p.id LIMIT %s OFFSET %s) page',
                    v_where, p_limit, p_offset) INTO v_ids;
@@ -919,7 +911,8 @@ END $$;
 COMMENT ON FUNCTION api.parcel_search_page(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[], boolean) IS
   'One page of api.search_parcels as parcel ids (in order) and, with p_with_total (the default), the exact number of '
   'matches (api.count_parcels; for a relevance search with no filter but counties, counted from the same postings '
-  'as the page, not twice). GET /v1/parcels/search calls it, then api.parcel_rows(ids, false). Example: '
+  'as the page, and for a distance sort that ranks every match, by the same scan: not twice). '
+  'api.parcel_search_hits (GET /v1/parcels/search) calls it, then api.parcel_rows(ids, false). Example: '
   'SELECT total, ids FROM api.parcel_search_page(p_query => ''smith john'', p_limit => 5);';
 
 CREATE FUNCTION api.parcel_search_hits(
