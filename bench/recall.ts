@@ -20,7 +20,7 @@ export interface RecallResult {
 }
 
 /** The exhaustive top k for one query, by the semantics above. */
-export const GROUND_TRUTH = `
+const GROUND_TRUTH = `
 WITH words AS (
   SELECT w, min(i) AS i FROM unnest(string_to_array(core.normalize_text($1), ' ')) WITH ORDINALITY AS u(w, i)
    WHERE w <> '' GROUP BY w ORDER BY min(i) LIMIT 12
