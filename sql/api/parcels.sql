@@ -91,7 +91,7 @@ COMMENT ON TYPE api.query_word IS 'A parcel-search query word and the vocabulary
 
 -- One word's reading: the word itself, its typos and (for the last word) its completions, each with its quality.
 CREATE FUNCTION api.parcel_word_terms(p_word text, p_words text[], p_wide boolean,
-                                      OUT reading api.query_word, OUT held bigint)
+                                      OUT reading api.query_word, OUT held bigint, OUT cut boolean)
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   -- one plan per statement, made once per session: planning them for each word took longer than running them
   SET plan_cache_mode = force_generic_plan
@@ -110,10 +110,13 @@ BEGIN
   v_fuzzy := (coalesce(v_df, 0) < 1000 OR cardinality(p_words) > 1) AND length(p_word) BETWEEN 3 AND 20
              AND p_word !~ '^[0-9]+$';
   SELECT coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
-         coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'), coalesce(sum(m.parcels), 0)
-    INTO v_terms, v_qualities, held
-    FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q FROM (
-            SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = p_word
+         coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'), coalesce(sum(m.parcels), 0),
+         coalesce(bool_or(m.cut), false)
+    INTO v_terms, v_qualities, held, cut
+    -- (cut: the caps left out typos within the word's edits, so that a wide reading would differ; a window, as a
+    -- typo that is also a completion keeps one of its two rows)
+    FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q, bool_or(x.cut) OVER () AS cut FROM (
+            SELECT t.term, t.parcels, 1.0::float8 AS q, false AS cut FROM core.parcel_terms t WHERE t.term = p_word
             UNION ALL
             -- typos (when v_fuzzy), nearest first, then most common: 16, or up to 64 while together they are held
             -- by at most 5,000 parcels (a rare word's whole neighbourhood is cheap to search and ranks fairly; a
@@ -131,6 +134,7 @@ BEGIN
                 -- a word of the query stands only for itself: were MARIA a typo of GARCIA, GARCIA MARIA would
                 -- find every MARIA
                 WHERE x.edits <= v_edits AND t.term <> ALL (p_words))
+             SELECT k.term, k.parcels, k.q, count(*) OVER () < (SELECT count(*) FROM near) AS cut FROM (
              SELECT z.term, z.parcels, z.q FROM (
                SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(p_word), length(y.term)) AS q,
                       row_number() OVER w AS n, sum(y.parcels) OVER w AS held
@@ -139,10 +143,10 @@ BEGIN
                -- (wide: the best matches first, as they rank: a longer term of the same edits is the closer)
                WINDOW w AS (ORDER BY CASE WHEN p_wide THEN y.edits::float8 / greatest(length(p_word), length(y.term))
                                           ELSE y.edits END, y.parcels DESC, y.term)) z
-              WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000) OR (p_wide AND z.n <= 128))
+              WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000) OR (p_wide AND z.n <= 128)) k)
             UNION ALL
             -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
-            (SELECT t.term, t.parcels, length(p_word)::float8 / length(t.term)
+            (SELECT t.term, t.parcels, length(p_word)::float8 / length(t.term), false
                FROM core.parcel_terms t
               WHERE p_word = p_words[cardinality(p_words)] AND coalesce(v_df, 0) < 1000 AND length(p_word) >= 3
                 AND p_word !~ '^[0-9]+$'
@@ -156,7 +160,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION api.parcel_word_terms(text, text[], boolean) IS
   'Helper of api.parcel_query_words: the reading of one word p_word of the query''s words p_words (see there), '
-  'capped (p_wide false) or wide, and the number of parcels its terms are held by, summed. '
+  'capped (p_wide false) or wide, the number of parcels its terms are held by, summed, and whether the caps cut '
+  'typos within its edits (if not, the wide reading is the same). '
   'Example: SELECT * FROM api.parcel_word_terms(''DAIRILEY'', ''{MARGARET,DAIRILEY}'', true);';
 
 CREATE FUNCTION api.parcel_query_words(p_query text) RETURNS api.query_word[]
@@ -170,6 +175,7 @@ DECLARE
   v_word text;
   v_word_terms record;
   v_held bigint[] := '{}';
+  v_cut boolean[] := '{}';
   v_out api.query_word[] := '{}';
   v_wide api.query_word[] := '{}';
 BEGIN
@@ -179,18 +185,19 @@ BEGIN
     IF cardinality((v_word_terms.reading).terms) > 0 THEN
       v_out := v_out || v_word_terms.reading;
       v_held := v_held || v_word_terms.held;
+      v_cut := v_cut || (v_word_terms.cut AND v_word_terms.held <= 5000);
     END IF;
   END LOOP;
   -- Few matches: the caps on a rare word's typos kept out spellings that would rank in the first page (MARGARET
   -- DAIRILEY matches 2 parcels through DAIRILEY's 21 terms one edit away, 187 through the 128 closest of its 363
   -- within two). When the words as read are held together by fewer than 25 parcels, the rare words (their terms
   -- held by at most 5,000 parcels, so that counting the matches is cheap too) are read again wide (their 128
-  -- closest terms); common words keep their reading.
-  IF (SELECT min(h) FROM unnest(v_held) AS h) <= 5000
-     AND api.parcel_postings_count(api.parcel_postings_match(v_out, NULL, 0)) < 25 THEN
+  -- closest terms); common words keep their reading. A rare word whose caps cut nothing reads the same either way,
+  -- so the matches are counted only when some rare word was cut (most queries: none was).
+  IF true = ANY (v_cut) AND api.parcel_postings_count(api.parcel_postings_match(v_out, NULL, 0)) < 25 THEN
     FOR i IN 1 .. cardinality(v_out) LOOP
-      v_wide := v_wide || CASE WHEN v_held[i] <= 5000
-                               THEN (api.parcel_word_terms((v_out[i]).word, v_words, true)).reading ELSE v_out[i] END;
+      v_wide := v_wide || CASE WHEN v_cut[i] THEN (api.parcel_word_terms((v_out[i]).word, v_words, true)).reading
+                               ELSE v_out[i] END;
     END LOOP;
     RETURN v_wide;
   END IF;
@@ -520,10 +527,14 @@ BEGIN
                WHERE pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
                GROUP BY pp.county_id) g;
     ELSE
-      SELECT array_agg(ROW(s.county_id, m.ids)::api.id_set) INTO v_sets
-        FROM unnest(v_sets) AS s,
-             LATERAL (SELECT core.id_union(s.ids & pp.ids) AS ids FROM core.parcel_postings pp
-                       WHERE pp.term = ANY (v_terms) AND pp.county_id = s.county_id) m
+      -- the word's postings are read by term, then joined to the sets by county: probing each county for each
+      -- term took thousands of index reads for a word standing for 128 terms (the arrays are read only if joined)
+      SELECT array_agg(ROW(m.county_id, m.ids)::api.id_set) INTO v_sets
+        FROM (SELECT s.county_id, core.id_union(s.ids & pp.ids) AS ids
+                FROM unnest(v_sets) AS s
+                JOIN (SELECT pp.county_id, pp.ids FROM core.parcel_postings pp WHERE pp.term = ANY (v_terms) OFFSET 0) pp
+                  ON pp.county_id = s.county_id
+               GROUP BY s.county_id) m
        WHERE m.ids <> '{}';
     END IF;
     EXIT WHEN v_sets IS NULL;
@@ -574,12 +585,14 @@ RETURNS TABLE (id integer, score float8)
 AS $$
   SELECT y.id, sum(y.q ORDER BY y.i) / cardinality(p_words)
     FROM (SELECT w.i, x.id, max(tq.q) AS q
-            FROM unnest(p_sets) AS s,
-                 unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i),
-                 unnest(w.terms, w.qualities) AS tq(t, q),
-                 core.parcel_postings pp,
-                 unnest(s.ids & pp.ids) AS x(id)
-           WHERE pp.term = tq.t AND pp.county_id = s.county_id
+            FROM unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i)
+            CROSS JOIN unnest(w.terms, w.qualities) AS tq(t, q)
+            -- the terms' postings read by term, then joined to the sets by county (as in parcel_postings_match)
+            JOIN (SELECT pp.term, pp.county_id, pp.ids FROM core.parcel_postings pp
+                   WHERE pp.term = ANY (ARRAY(SELECT t FROM unnest(p_words) AS qw, unnest(qw.terms) AS t)) OFFSET 0) pp
+              ON pp.term = tq.t
+            JOIN unnest(p_sets) AS s ON s.county_id = pp.county_id
+            CROSS JOIN unnest(s.ids & pp.ids) AS x(id)
            GROUP BY w.i, x.id) y
    GROUP BY y.id
 $$;

@@ -399,6 +399,15 @@ t.test('few matches: a query whose capped reading matches fewer than 25 parcels 
     UNION ALL SELECT 2, 'W5-' || i, 'COMPANION QUARBLYY' FROM generate_series(1, 3) AS i`;
   const terms = async (q: string) =>
     (await db.sql<{ terms: string[] }[]>`SELECT terms FROM unnest(api.parcel_query_words(${q}))`).map((w) => w.terms);
+  const cut = async (word: string, words: string[], wide: boolean) =>
+    (await db.sql<[{ cut: boolean }]>`SELECT cut FROM api.parcel_word_terms(${word}, ${words}, ${wide})`)[0].cut;
+  t.equal(await cut('QUARBLEX', ['PARTNER', 'QUARBLEX'], false), true, 'capped, its two-edit terms are cut');
+  t.equal(await cut('QUARBLEX', ['PARTNER', 'QUARBLEX'], true), false, 'wide, nothing within two edits is left out');
+  t.equal(
+    await cut('QUARBLYY', ['PARTNER', 'QUARBLYY'], false),
+    false,
+    'a word whose typos are all kept is not cut (its matches are then never counted: widening would change nothing)',
+  );
   const [, capped] = await terms('companion quarblex');
   t.notOk(capped?.includes('QUARBLYY'), 'with 30 matches (COMPANION QUARBLEB), the two-edit terms stay out');
   t.same(
