@@ -125,24 +125,24 @@ BEGIN
             -- Candidates come from the deletion index (core.parcel_term_deletes: terms sharing a deletion of the
             -- word), checked with levenshtein.
             (WITH near AS MATERIALIZED (
-               SELECT t.term, t.parcels, x.edits
+               SELECT x.term, x.edits
                  FROM (SELECT d.term, levenshtein_less_equal(p_word, d.term, v_edits) AS edits
                          FROM core.parcel_term_deletes d
                         WHERE v_fuzzy AND d.deletes && core.term_deletes(p_word, v_edits)
                           AND abs(length(d.term) - length(p_word)) <= v_edits) x
-                 JOIN core.parcel_terms t ON t.term = x.term
                 -- a word of the query stands only for itself: were MARIA a typo of GARCIA, GARCIA MARIA would
                 -- find every MARIA
-                WHERE x.edits <= v_edits AND t.term <> ALL (p_words))
+                WHERE x.edits <= v_edits AND x.term <> ALL (p_words))
              SELECT k.term, k.parcels, k.q, count(*) OVER () < (SELECT count(*) FROM near) AS cut FROM (
              SELECT z.term, z.parcels, z.q FROM (
-               SELECT y.term, y.parcels, 1 - y.edits::float8 / greatest(length(p_word), length(y.term)) AS q,
-                      row_number() OVER w AS n, sum(y.parcels) OVER w AS held
-                 FROM near y
+               SELECT y.term, t.parcels, 1 - y.edits::float8 / greatest(length(p_word), length(y.term)) AS q,
+                      row_number() OVER w AS n, sum(t.parcels) OVER w AS held
+                 -- (the counts are read only for the typos the edits allow)
+                 FROM near y JOIN core.parcel_terms t ON t.term = y.term
                 WHERE y.edits = 1 OR (y.edits = 2 AND (p_wide OR (SELECT count(*) FROM near WHERE near.edits = 1) < 16))
                -- (wide: the best matches first, as they rank: a longer term of the same edits is the closer)
                WINDOW w AS (ORDER BY CASE WHEN p_wide THEN y.edits::float8 / greatest(length(p_word), length(y.term))
-                                          ELSE y.edits END, y.parcels DESC, y.term)) z
+                                          ELSE y.edits END, t.parcels DESC, y.term)) z
               WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000) OR (p_wide AND z.n <= 128)) k)
             UNION ALL
             -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
