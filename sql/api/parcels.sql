@@ -578,7 +578,8 @@ COMMENT ON FUNCTION api.parcel_postings_minus(api.id_set[], api.id_set[]) IS
 
 -- The relevance score of matching parcels, as api.parcel_query_score_sql computes it from search_terms: for each
 -- word the best quality among its terms the parcel holds (each term's postings intersected with the sets), then the
--- mean over words, summed in word order.
+-- mean over words, summed in word order. A word of one term is held by every match: its quality counts as it is,
+-- without reading its postings (often the longest, as for & or a common surname).
 CREATE FUNCTION api.parcel_postings_scores(p_sets api.id_set[], p_words api.query_word[])
 RETURNS TABLE (id integer, score float8)
   LANGUAGE sql STABLE PARALLEL SAFE
@@ -589,11 +590,19 @@ AS $$
             CROSS JOIN unnest(w.terms, w.qualities) AS tq(t, q)
             -- the terms' postings read by term, then joined to the sets by county (as in parcel_postings_match)
             JOIN (SELECT pp.term, pp.county_id, pp.ids FROM core.parcel_postings pp
-                   WHERE pp.term = ANY (ARRAY(SELECT t FROM unnest(p_words) AS qw, unnest(qw.terms) AS t)) OFFSET 0) pp
+                   WHERE pp.term = ANY (ARRAY(SELECT t FROM unnest(p_words) AS qw, unnest(qw.terms) AS t
+                                               WHERE cardinality(qw.terms) > 1)) OFFSET 0) pp
               ON pp.term = tq.t
             JOIN unnest(p_sets) AS s ON s.county_id = pp.county_id
             CROSS JOIN unnest(s.ids & pp.ids) AS x(id)
-           GROUP BY w.i, x.id) y
+           WHERE cardinality(w.terms) > 1
+           GROUP BY w.i, x.id
+          UNION ALL
+          SELECT w.i, x.id, w.qualities[1]
+            FROM unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i)
+            CROSS JOIN unnest(p_sets) AS s
+            CROSS JOIN unnest(s.ids) AS x(id)
+           WHERE cardinality(w.terms) = 1) y
    GROUP BY y.id
 $$;
 COMMENT ON FUNCTION api.parcel_postings_scores(api.id_set[], api.query_word[]) IS
@@ -637,6 +646,8 @@ COMMENT ON FUNCTION api.parcel_exact_text_first(text, smallint[], integer) IS
 -- vocabulary between the query's reading and its search.) Then, up to 5,000 matches, the rest by score and id;
 -- beyond, the parcels whose every word is matched at least as well as a level (api.parcel_well_level) by score, then
 -- the rest by id. All the matches are computed only for the total or when the page reaches past the first tiers.
+-- With the total and up to 5,000 matches, every match is scored in one pass: the parcels holding every word exactly
+-- are those of score 1, so they need no matching of their own.
 CREATE FUNCTION api.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
                                             p_limit integer, p_offset integer, p_with_total boolean,
                                             OUT ids bigint[], OUT total bigint)
@@ -646,21 +657,38 @@ DECLARE
   v_k integer := p_offset + p_limit;
   v_all api.id_set[];
   v_matches bigint;
-  v_held api.id_set[] := api.parcel_postings_match(p_words, p_counties, 1);
+  v_held api.id_set[];
   v_exact integer[] := api.parcel_exact_text_first(p_q, p_counties, v_k);
   v_ids integer[];
+  v_ranked integer[];
+  v_exactly integer;
   v_level float8;
   v_well api.id_set[] := '{}';
 BEGIN
+  IF p_with_total THEN
+    v_all := api.parcel_postings_match(p_words, p_counties, 0);
+    v_matches := api.parcel_postings_count(v_all);
+    total := v_matches;
+    IF v_matches <= 5000 THEN
+      SELECT coalesce(array_agg(sc.id ORDER BY sc.score DESC, sc.id), '{}'), count(*) FILTER (WHERE sc.score = 1)
+        INTO v_ranked, v_exactly FROM api.parcel_postings_scores(v_all, p_words) AS sc;
+      v_exact := v_exact & v_ranked[1 : v_exactly];
+      ids := (v_exact || ARRAY(SELECT r.id FROM unnest(v_ranked) WITH ORDINALITY AS r(id, o)
+                                WHERE r.id <> ALL (v_exact) ORDER BY r.o LIMIT v_k))[p_offset + 1 : v_k];
+      RETURN;
+    END IF;
+  END IF;
+  v_held := api.parcel_postings_match(p_words, p_counties, 1);
   IF v_exact <> '{}' THEN
     v_exact := (SELECT core.id_union(s.ids & v_exact) FROM unnest(v_held) AS s);
   END IF;
   v_ids := v_exact[1 : v_k] || api.parcel_postings_first(v_held, v_k - least(cardinality(v_exact), v_k), v_exact);
   IF cardinality(v_ids) = v_k AND NOT p_with_total THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
   -- every match: the total, and the page's later tiers (computed once for both)
-  v_all := api.parcel_postings_match(p_words, p_counties, 0);
-  v_matches := api.parcel_postings_count(v_all);
-  total := CASE WHEN p_with_total THEN v_matches END;
+  IF v_all IS NULL THEN
+    v_all := api.parcel_postings_match(p_words, p_counties, 0);
+    v_matches := api.parcel_postings_count(v_all);
+  END IF;
   IF cardinality(v_ids) = v_k THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
   IF v_matches <= 5000 THEN
     v_ids := v_ids || ARRAY(SELECT sc.id FROM api.parcel_postings_scores(api.parcel_postings_minus(v_all, v_held), p_words) AS sc
