@@ -194,7 +194,7 @@ BEGIN
   -- held by at most 5,000 parcels, so that counting the matches is cheap too) are read again wide (their 128
   -- closest terms); common words keep their reading. A rare word whose caps cut nothing reads the same either way,
   -- so the matches are counted only when some rare word was cut (most queries: none was).
-  IF true = ANY (v_cut) AND api.parcel_postings_count(api.parcel_postings_match(v_out, NULL, 0)) < 25 THEN
+  IF true = ANY (v_cut) AND api.parcel_postings_count(api.parcel_postings_match(v_out, NULL, 0, 25)) < 25 THEN
     FOR i IN 1 .. cardinality(v_out) LOOP
       v_wide := v_wide || CASE WHEN v_cut[i] THEN (api.parcel_word_terms((v_out[i]).word, v_words, true)).reading
                                ELSE v_out[i] END;
@@ -505,7 +505,8 @@ COMMENT ON FUNCTION api.parcel_filter_is_words_only(api.parcel_filter) IS
   'Helper of search_parcels / count_parcels: true when the filter is a query, with or without counties, and nothing '
   'else, so that search and count can run on core.parcel_postings.';
 
-CREATE FUNCTION api.parcel_postings_match(p_words api.query_word[], p_counties smallint[], p_min_quality float8)
+CREATE FUNCTION api.parcel_postings_match(p_words api.query_word[], p_counties smallint[], p_min_quality float8,
+                                          p_stop_below integer DEFAULT NULL)
 RETURNS api.id_set[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
@@ -538,12 +539,16 @@ BEGIN
        WHERE m.ids <> '{}';
     END IF;
     EXIT WHEN v_sets IS NULL;
+    -- (every word only narrows the matches: once fewer than p_stop_below, they stay so)
+    EXIT WHEN p_stop_below IS NOT NULL AND api.parcel_postings_count(v_sets) < p_stop_below;
   END LOOP;
   RETURN coalesce(v_sets, '{}');
 END $$;
-COMMENT ON FUNCTION api.parcel_postings_match(api.query_word[], smallint[], float8) IS
+COMMENT ON FUNCTION api.parcel_postings_match(api.query_word[], smallint[], float8, integer) IS
   'Helper of search by postings: per county (p_counties, NULL for all), the ids of the parcels holding, for every '
-  'query word, one of its terms of quality p_min_quality or more (0: any term; 1: the word itself). Example: '
+  'query word, one of its terms of quality p_min_quality or more (0: any term; 1: the word itself). With '
+  'p_stop_below, it stops once fewer parcels than that hold the words so far (then only their number, below '
+  'p_stop_below, is of use). Example: '
   'SELECT s.county_id, icount(s.ids) FROM unnest(api.parcel_postings_match(api.parcel_query_words(''smith jon''), NULL, 0)) s;';
 
 -- County ids for the postings: NULL (every county) without slugs, none for an empty list, as the GIN path filters.

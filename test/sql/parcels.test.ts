@@ -408,6 +408,16 @@ t.test('few matches: a query whose capped reading matches fewer than 25 parcels 
     false,
     'a word whose typos are all kept is not cut (its matches are then never counted: widening would change nothing)',
   );
+  // the check stops counting once fewer than 25 parcels hold the words so far (the rarest first): it decides the same
+  const counted = async (words: string[]) =>
+    (
+      await db.sql<[{ early: number; full: number }]>`
+        WITH w AS (SELECT array_agg(ROW(x, ARRAY[x], '{1}')::api.query_word) AS w FROM unnest(${words}::text[]) AS x)
+        SELECT api.parcel_postings_count(api.parcel_postings_match(w, NULL, 0, 25))::int AS early,
+               api.parcel_postings_count(api.parcel_postings_match(w, NULL, 0))::int AS full FROM w`
+    )[0];
+  t.same(await counted(['PARTNER', 'LONER']), { early: 20, full: 0 }, 'LONER (20) is read first, and stops it');
+  t.same(await counted(['COMPANION', 'QUARBLEB']), { early: 30, full: 30 }, '30 matches: counted to the end');
   const [, capped] = await terms('companion quarblex');
   t.notOk(capped?.includes('QUARBLYY'), 'with 30 matches (COMPANION QUARBLEB), the two-edit terms stay out');
   t.same(
