@@ -645,14 +645,26 @@ COMMENT ON FUNCTION api.parcel_exact_text_first(text, smallint[], integer) IS
   'address is p_q (normalized); statewide it reads about p_k index entries of each text index however many parcels '
   'share the text. Example: SELECT api.parcel_exact_text_first(''SFR FLORIDA BORROWER LLC'', NULL, 25);';
 
--- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
--- exactly (score 1): those whose owner or address is the query's text, then the others, each by id. (A parcel whose
+-- The first tiers of a page by postings (every word exact): the parcels whose owner or address is the query's text
+-- (p_exact, by id), then the others holding every word exactly (p_held), by id; p_k ids at most. (A parcel whose
 -- owner or address is the query holds every word exactly; the check keeps a page right while a load changes the
--- vocabulary between the query's reading and its search.) Then, up to 5,000 matches, the rest by score and id;
--- beyond, the parcels whose every word is matched at least as well as a level (api.parcel_well_level) by score, then
--- the rest by id. All the matches are computed only for the total or when the page reaches past the first tiers.
--- With the total and up to 5,000 matches, every match is scored in one pass: the parcels holding every word exactly
--- are those of score 1, so they need no matching of their own.
+-- vocabulary between the query's reading and its search.)
+CREATE FUNCTION api.parcel_postings_exact_tiers(p_held api.id_set[], p_exact integer[], p_k integer) RETURNS integer[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN (SELECT e.ids[1 : p_k] || api.parcel_postings_first(p_held, p_k - least(cardinality(e.ids), p_k), e.ids)
+            FROM (SELECT CASE WHEN p_exact = '{}' THEN '{}'
+                              ELSE coalesce((SELECT core.id_union(s.ids & p_exact) FROM unnest(p_held) AS s), '{}')
+                              END AS ids) e);
+COMMENT ON FUNCTION api.parcel_postings_exact_tiers(api.id_set[], integer[], integer) IS
+  'Helper of parcel_page_by_postings: the first p_k ids of the tiers of parcels holding every word exactly (p_held): '
+  'those in p_exact (owner or address equal to the query) first, then the rest, each by id.';
+
+-- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
+-- exactly (score 1): those whose owner or address is the query's text, then the others, each by id. Then, up to
+-- 5,000 matches, the rest by score and id; beyond, the parcels whose every word is matched at least as well as a
+-- level (api.parcel_well_level) by score, then the rest by id. Without the total, the first tiers may fill the page
+-- before all the matches are computed. Up to 5,000 matches, every match is scored in one pass: those holding every
+-- word exactly are those of score 1, so they need no matching of their own.
 CREATE FUNCTION api.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
                                             p_limit integer, p_offset integer, p_with_total boolean,
                                             OUT ids bigint[], OUT total bigint)
@@ -670,35 +682,28 @@ DECLARE
   v_level float8;
   v_well api.id_set[] := '{}';
 BEGIN
-  IF p_with_total THEN
-    v_all := api.parcel_postings_match(p_words, p_counties, 0);
-    v_matches := api.parcel_postings_count(v_all);
-    total := v_matches;
-    IF v_matches <= 5000 THEN
-      SELECT coalesce(array_agg(sc.id ORDER BY sc.score DESC, sc.id), '{}'), count(*) FILTER (WHERE sc.score = 1)
-        INTO v_ranked, v_exactly FROM api.parcel_postings_scores(v_all, p_words) AS sc;
-      v_exact := v_exact & v_ranked[1 : v_exactly];
-      ids := (v_exact || ARRAY(SELECT r.id FROM unnest(v_ranked) WITH ORDINALITY AS r(id, o)
-                                WHERE r.id <> ALL (v_exact) ORDER BY r.o LIMIT v_k))[p_offset + 1 : v_k];
-      RETURN;
-    END IF;
+  IF NOT p_with_total THEN
+    v_held := api.parcel_postings_match(p_words, p_counties, 1);
+    v_ids := api.parcel_postings_exact_tiers(v_held, v_exact, v_k);
+    IF cardinality(v_ids) = v_k THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
   END IF;
-  v_held := api.parcel_postings_match(p_words, p_counties, 1);
-  IF v_exact <> '{}' THEN
-    v_exact := (SELECT core.id_union(s.ids & v_exact) FROM unnest(v_held) AS s);
-  END IF;
-  v_ids := v_exact[1 : v_k] || api.parcel_postings_first(v_held, v_k - least(cardinality(v_exact), v_k), v_exact);
-  IF cardinality(v_ids) = v_k AND NOT p_with_total THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
   -- every match: the total, and the page's later tiers (computed once for both)
-  IF v_all IS NULL THEN
-    v_all := api.parcel_postings_match(p_words, p_counties, 0);
-    v_matches := api.parcel_postings_count(v_all);
-  END IF;
-  IF cardinality(v_ids) = v_k THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
+  v_all := api.parcel_postings_match(p_words, p_counties, 0);
+  v_matches := api.parcel_postings_count(v_all);
+  total := CASE WHEN p_with_total THEN v_matches END;
   IF v_matches <= 5000 THEN
-    v_ids := v_ids || ARRAY(SELECT sc.id FROM api.parcel_postings_scores(api.parcel_postings_minus(v_all, v_held), p_words) AS sc
-                             ORDER BY sc.score DESC, sc.id LIMIT v_k - cardinality(v_ids));
-  ELSE
+    SELECT coalesce(array_agg(sc.id ORDER BY sc.score DESC, sc.id), '{}'), count(*) FILTER (WHERE sc.score = 1)
+      INTO v_ranked, v_exactly FROM api.parcel_postings_scores(v_all, p_words) AS sc;
+    v_exact := v_exact & v_ranked[1 : v_exactly];
+    ids := (v_exact || ARRAY(SELECT r.id FROM unnest(v_ranked) WITH ORDINALITY AS r(id, o)
+                              WHERE r.id <> ALL (v_exact) ORDER BY r.o LIMIT v_k))[p_offset + 1 : v_k];
+    RETURN;
+  END IF;
+  IF v_held IS NULL THEN
+    v_held := api.parcel_postings_match(p_words, p_counties, 1);
+    v_ids := api.parcel_postings_exact_tiers(v_held, v_exact, v_k);
+  END IF;
+  IF cardinality(v_ids) < v_k THEN
     v_level := api.parcel_well_level(p_words);
     IF v_level IS NOT NULL THEN
       v_well := api.parcel_postings_minus(api.parcel_postings_match(p_words, p_counties, v_level), v_held);
