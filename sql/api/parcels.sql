@@ -54,32 +54,38 @@ CREATE TYPE api.parcel_filter AS (
 COMMENT ON TYPE api.parcel_filter IS 'The filters of parcel search, as one value shared by search, count and facets.';
 
 -- DOR use codes arrive as 1-4 digits ('1', '01', '001', '0100'); the roll keeps the 4-character form '0100'.
+-- (Not STRICT, so that the planner inlines it; NULL still gives NULL.)
 CREATE FUNCTION api.normalize_dor_use_code(p_code text) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN p_code ~ '^\d{4}$' THEN p_code
               WHEN p_code ~ '^\d{1,3}$' AND p_code::int < 100 THEN lpad(p_code::int::text, 2, '0') || '00'
               ELSE upper(p_code) END;
 COMMENT ON FUNCTION api.normalize_dor_use_code(text) IS
   'A DOR use code in the 4-character form the roll stores: 1, 01 and 001 all mean 0100 (single family).';
 
--- County slugs to ids; an unknown slug is a 400 that names it (a typo should not look like "no data").
+-- County slugs to ids; an unknown slug is a 400 that names it (a typo should not look like "no data"). One query
+-- reads the ids and finds what is wrong (called on most requests: each statement of a function costs its executor).
 CREATE FUNCTION api.county_ids(p_slugs text[]) RETURNS smallint[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
-  v_unknown text;
   v_ids smallint[];
+  v_malformed boolean;
+  v_unknown text;
 BEGIN
   IF p_slugs IS NULL THEN RETURN NULL; END IF;
-  IF EXISTS (SELECT 1 FROM unnest(p_slugs) s WHERE s IS NULL OR length(s) NOT BETWEEN 1 AND 40) THEN
+  SELECT array_agg(DISTINCT c.id ORDER BY c.id) FILTER (WHERE c.id IS NOT NULL),
+         coalesce(bool_or(s IS NULL OR length(s) NOT BETWEEN 1 AND 40), false),
+         (array_agg(s ORDER BY i) FILTER (WHERE c.id IS NULL))[1]
+    INTO v_ids, v_malformed, v_unknown
+    FROM unnest(p_slugs) WITH ORDINALITY AS u(s, i)
+    LEFT JOIN core.counties c ON c.slug = lower(u.s);
+  IF v_malformed THEN
     PERFORM core.bad_input('county: each county slug must be 1-40 characters');
   END IF;
-  SELECT s INTO v_unknown FROM unnest(p_slugs) s
-   WHERE NOT EXISTS (SELECT 1 FROM core.counties c WHERE c.slug = lower(s)) LIMIT 1;
   IF v_unknown IS NOT NULL THEN
     PERFORM core.bad_input(format('county: unknown county ''%s''; GET /v1/counties lists the slugs', v_unknown));
   END IF;
-  SELECT array_agg(c.id ORDER BY c.id) INTO v_ids FROM core.counties c WHERE c.slug = ANY (SELECT lower(s) FROM unnest(p_slugs) s);
   RETURN v_ids;
 END $$;
 COMMENT ON FUNCTION api.county_ids(text[]) IS 'County ids for slugs (case-insensitive), NULL for NULL or no slugs; a slug outside 1-40 characters or unknown raises 22023 naming it. Used by every search-like surface.';
@@ -241,8 +247,12 @@ COMMENT ON FUNCTION api.sphere_radius_m() IS
   'Helper of the near search: the radius, in metres, of the sphere PostGIS measures geography on without the spheroid.';
 
 CREATE FUNCTION api.near_box(p_lat float8, p_radius_m float8, OUT dlat float8, OUT dlng float8)
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS $$ SELECT p_radius_m / 110574 * 1.01, p_radius_m / (111320 * cos(radians(p_lat))) * 1.01 $$;
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
+  dlat := p_radius_m / 110574 * 1.01;
+  dlng := p_radius_m / (111320 * cos(radians(p_lat))) * 1.01;
+END $$;
 COMMENT ON FUNCTION api.near_box(float8, float8) IS
   'Helper of the near search: half sizes, in degrees, of the lat/lng box 1% larger than a circle of p_radius_m metres around a point at latitude p_lat.';
 
@@ -257,13 +267,16 @@ COMMENT ON FUNCTION api.parcel_box_literal(float8, float8, float8, float8) IS
 -- with geometries (rounded outward), so it is given the box shrunk by a float4 step (NULL when too thin to shrink). A
 -- CASE, not OR: the planner would scan the index once per arm of an OR.
 CREATE FUNCTION api.parcel_box(p_bbox float8[], OUT env geometry, OUT inner_env geometry)
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
-  SELECT ST_MakeEnvelope(p_bbox[1], p_bbox[2], p_bbox[3], p_bbox[4], 4326),
-         CASE WHEN p_bbox[3] - p_bbox[1] > 2 * u AND p_bbox[4] - p_bbox[2] > 2 * u
-              THEN ST_MakeEnvelope(p_bbox[1] + u, p_bbox[2] + u, p_bbox[3] - u, p_bbox[4] - u, 4326) END
-    FROM (SELECT greatest(abs(p_bbox[1]), abs(p_bbox[3]), abs(p_bbox[2]), abs(p_bbox[4])) * 2 ^ -23 AS u) x
-$$;
+DECLARE
+  u float8 := greatest(abs(p_bbox[1]), abs(p_bbox[3]), abs(p_bbox[2]), abs(p_bbox[4])) * 2 ^ -23;
+BEGIN
+  env := ST_MakeEnvelope(p_bbox[1], p_bbox[2], p_bbox[3], p_bbox[4], 4326);
+  IF p_bbox[3] - p_bbox[1] > 2 * u AND p_bbox[4] - p_bbox[2] > 2 * u THEN
+    inner_env := ST_MakeEnvelope(p_bbox[1] + u, p_bbox[2] + u, p_bbox[3] - u, p_bbox[4] - u, 4326);
+  END IF;
+END $$;
 COMMENT ON FUNCTION api.parcel_box(float8[]) IS
   'Helper of parcel search: a bbox {minLng,minLat,maxLng,maxLat} as an envelope, and the same shrunk by a float4 step (NULL when too thin), for api.parcel_in_box.';
 
@@ -456,14 +469,17 @@ COMMENT ON FUNCTION api.parcel_filter_of(text, text[], text[], text[], text, tex
 -- The exact total of a search read straight from the vocabulary: a query of one word that stands only for itself
 -- and no other filter matches exactly the parcels holding that word. NULL when the vocabulary does not decide.
 CREATE FUNCTION api.parcel_total_from_vocabulary(f api.parcel_filter, p_words api.query_word[]) RETURNS integer
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-  SELECT coalesce((SELECT t.parcels FROM core.parcel_terms t WHERE t.term = p_words[1].terms[1]), 0)
-   WHERE cardinality(p_words) = 1 AND cardinality(p_words[1].terms) = 1
+BEGIN
+  IF cardinality(p_words) = 1 AND cardinality(p_words[1].terms) = 1
      AND num_nonnulls(f.county, f.use_code, f.dor_use_code, f.city, f.zip, f.just_value_min, f.just_value_max,
                       f.assessed_min, f.assessed_max, f.sale_after, f.sale_before, f.sale_price_min, f.sale_price_max,
-                      f.near_lat, f.bbox, f.point_lng) = 0
-$$;
+                      f.near_lat, f.bbox, f.point_lng) = 0 THEN
+    RETURN coalesce((SELECT t.parcels FROM core.parcel_terms t WHERE t.term = p_words[1].terms[1]), 0);
+  END IF;
+  RETURN NULL;
+END $$;
 COMMENT ON FUNCTION api.parcel_total_from_vocabulary(api.parcel_filter, api.query_word[]) IS
   'Helper of search_parcels / count_parcels: the exact number of matches when the query is one word standing only '
   'for itself and nothing else is filtered (that word''s count in core.parcel_terms); NULL otherwise.';
@@ -473,17 +489,18 @@ COMMENT ON FUNCTION api.parcel_total_from_vocabulary(api.parcel_filter, api.quer
 -- word exact is the tier before). A common word beside a misspelt rare one then shows the rare word's closest
 -- spellings first, not the most common ones by id.
 CREATE FUNCTION api.parcel_well_level(p_words api.query_word[]) RETURNS float8
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-  WITH wt AS (SELECT qw.word, x.q, coalesce(t.parcels, 0) AS df
+BEGIN
+  RETURN (WITH wt AS (SELECT qw.word, x.q, coalesce(t.parcels, 0) AS df
                 FROM unnest(p_words) AS qw CROSS JOIN unnest(qw.terms, qw.qualities) AS x(term, q)
                 LEFT JOIN core.parcel_terms t ON t.term = x.term)
   SELECT l.lv
     FROM (SELECT DISTINCT wt.q AS lv FROM wt WHERE wt.q < 1) l
    WHERE (SELECT min(b.f) FROM (SELECT coalesce(sum(wt.df) FILTER (WHERE wt.q >= l.lv), 0) AS f FROM wt GROUP BY wt.word) b)
          BETWEEN 1 AND 5000
-   ORDER BY l.lv LIMIT 1
-$$;
+   ORDER BY l.lv LIMIT 1);
+END $$;
 COMMENT ON FUNCTION api.parcel_well_level(api.query_word[]) IS
   'Helper of search_parcels: the lowest match quality below 1 at which the vocabulary bounds the parcels matching every '
   'word at least that well to 5,000 (between 1 and 5,000 of them); NULL when there is none, as when every word stands only for itself.';
@@ -559,25 +576,34 @@ COMMENT ON FUNCTION api.parcel_postings_counties(text[]) IS
   'Helper of search by postings: the county ids of slugs (api.county_ids), NULL for no filter and none for an empty list.';
 
 CREATE FUNCTION api.parcel_postings_count(p_sets api.id_set[]) RETURNS bigint
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
   RETURN (SELECT coalesce(sum(icount(s.ids)), 0) FROM unnest(p_sets) AS s);
+END $$;
 COMMENT ON FUNCTION api.parcel_postings_count(api.id_set[]) IS 'Helper of search by postings: the number of ids in sets.';
 
 -- The first p_k ids of sets in ascending order, leaving out p_except: every county's first p_k + |p_except|, merged.
 CREATE FUNCTION api.parcel_postings_first(p_sets api.id_set[], p_k integer, p_except integer[] DEFAULT '{}')
 RETURNS integer[]
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
   RETURN ARRAY(SELECT x FROM unnest(p_sets) AS s, unnest(subarray(s.ids, 1, p_k + cardinality(p_except)) - p_except) AS x
                 ORDER BY x LIMIT p_k);
+END $$;
 COMMENT ON FUNCTION api.parcel_postings_first(api.id_set[], integer, integer[]) IS
   'Helper of search by postings: the p_k smallest ids of sets, those in p_except left out.';
 
 -- Each set's ids less the other sets' ids of its county.
 CREATE FUNCTION api.parcel_postings_minus(p_sets api.id_set[], p_others api.id_set[]) RETURNS api.id_set[]
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
   RETURN ARRAY(SELECT ROW(s.county_id, coalesce(s.ids - (SELECT core.id_union(o.ids) FROM unnest(p_others) AS o
                                                           WHERE o.county_id = s.county_id), s.ids))::api.id_set
                  FROM unnest(p_sets) AS s);
+END $$;
 COMMENT ON FUNCTION api.parcel_postings_minus(api.id_set[], api.id_set[]) IS
   'Helper of search by postings: per county, the ids of p_sets that are in no set of p_others.';
 
@@ -626,11 +652,13 @@ COMMENT ON FUNCTION api.parcel_exact_text_sql(text) IS
 
 -- (In counties, the rows of other counties before the page's are read too: a county is not in the index.)
 CREATE FUNCTION api.parcel_exact_text_first(p_q text, p_counties smallint[], p_k integer) RETURNS integer[]
-  LANGUAGE sql STABLE PARALLEL SAFE
-  -- the plan is made without the text: a bitmap would read all of a common text's parcels and sort them
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+  -- the plan is made once, without the text: a bitmap would read all of a common text's parcels and sort them
   SET enable_bitmapscan = off
+  SET plan_cache_mode = force_generic_plan
 AS $$
-  SELECT ARRAY(
+BEGIN
+  RETURN ARRAY(
     SELECT e.id FROM ((SELECT p.id::integer FROM core.parcels p
                         WHERE hashtext(p.owner_search) = hashtext(p_q) AND p.owner_search = p_q
                           AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)
@@ -638,8 +666,8 @@ AS $$
                       (SELECT p.id::integer FROM core.parcels p
                         WHERE hashtext(p.address_search) = hashtext(p_q) AND p.address_search = p_q
                           AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)) e(id)
-     ORDER BY e.id LIMIT p_k)
-$$;
+     ORDER BY e.id LIMIT p_k);
+END $$;
 COMMENT ON FUNCTION api.parcel_exact_text_first(text, smallint[], integer) IS
   'Helper of search by postings: the p_k smallest ids of the parcels in p_counties (NULL: all) whose owner or '
   'address is p_q (normalized); statewide it reads about p_k index entries of each text index however many parcels '
@@ -650,11 +678,14 @@ COMMENT ON FUNCTION api.parcel_exact_text_first(text, smallint[], integer) IS
 -- owner or address is the query holds every word exactly; the check keeps a page right while a load changes the
 -- vocabulary between the query's reading and its search.)
 CREATE FUNCTION api.parcel_postings_exact_tiers(p_held api.id_set[], p_exact integer[], p_k integer) RETURNS integer[]
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN (SELECT e.ids[1 : p_k] || api.parcel_postings_first(p_held, p_k - least(cardinality(e.ids), p_k), e.ids)
-            FROM (SELECT CASE WHEN p_exact = '{}' THEN '{}'
-                              ELSE coalesce((SELECT core.id_union(s.ids & p_exact) FROM unnest(p_held) AS s), '{}')
-                              END AS ids) e);
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_exact integer[] := CASE WHEN p_exact = '{}' THEN '{}'
+                            ELSE coalesce((SELECT core.id_union(s.ids & p_exact) FROM unnest(p_held) AS s), '{}') END;
+BEGIN
+  RETURN v_exact[1 : p_k] || api.parcel_postings_first(p_held, p_k - least(cardinality(v_exact), p_k), v_exact);
+END $$;
 COMMENT ON FUNCTION api.parcel_postings_exact_tiers(api.id_set[], integer[], integer) IS
   'Helper of parcel_page_by_postings: the first p_k ids of the tiers of parcels holding every word exactly (p_held): '
   'those in p_exact (owner or address equal to the query) first, then the rest, each by id.';
@@ -1127,11 +1158,13 @@ COMMENT ON FUNCTION api.get_parcel(bigint) IS 'GET /v1/parcels/{id}: one parcel 
 CREATE FUNCTION api.get_parcel_by_parcel_id(p_county text, p_parcel_id text) RETURNS SETOF api.parcel_hit
   LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-  SELECT r.* FROM api.parcel_rows(ARRAY(
-    SELECT p.id FROM core.parcels p
-     WHERE p.county_id = ANY (api.county_ids(ARRAY[p_county]))
-       AND p.parcel_key = core.normalize_parcel_id(p_parcel_id)
-     ORDER BY p.id LIMIT 1), true) r
+  -- (the id joined laterally, not passed as ARRAY(SELECT ...): a function whose argument is a sub-SELECT is not
+  -- inlined, and parcel_rows would be planned again at every call)
+  SELECT r.* FROM (SELECT p.id FROM core.parcels p
+                    WHERE p.county_id = ANY (api.county_ids(ARRAY[p_county]))
+                      AND p.parcel_key = core.normalize_parcel_id(p_parcel_id)
+                    ORDER BY p.id LIMIT 1) x
+   CROSS JOIN LATERAL api.parcel_rows(ARRAY[x.id], true) r
 $$;
 COMMENT ON FUNCTION api.get_parcel_by_parcel_id(text, text) IS
   'GET /v1/parcels/by-parcel-id: a parcel by county slug and county-assigned parcel id, punctuation-insensitive (01-3132-035-0010 = 0131320350010; letters and leading zeros kept). Unknown county: 22023.';

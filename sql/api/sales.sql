@@ -31,22 +31,25 @@ COMMENT ON FUNCTION api.sale_rows(bigint[]) IS 'SaleHit rows for sale ids, in th
 CREATE FUNCTION api.list_parcel_sales(p_id bigint, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0) RETURNS SETOF api.sale_hit
   LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-  SELECT * FROM api.sale_rows(ARRAY(
+  -- (the ids as a column of a lateral row, not a sub-SELECT argument, so that sale_rows is inlined)
+  SELECT r.* FROM (SELECT ARRAY(
     SELECT s.id FROM core.parcels p
       JOIN core.sales s ON s.county_id = p.county_id AND s.parcel_key = p.parcel_key
      WHERE p.id = p_id
      ORDER BY s.sale_date DESC, s.id DESC
-     LIMIT p_limit OFFSET p_offset))
+     LIMIT p_limit OFFSET p_offset) AS ids) x
+   CROSS JOIN LATERAL api.sale_rows(x.ids) r
 $$;
 COMMENT ON FUNCTION api.list_parcel_sales(bigint, integer, integer) IS
   'GET /v1/parcels/{id}/sales: the parcel''s recorded sales, newest first (ties by id). Sales match the parcel by county and punctuation-insensitive parcel id.';
 
 CREATE FUNCTION api.count_parcel_sales(p_id bigint) RETURNS integer
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-  SELECT (SELECT count(*)::int FROM core.sales s WHERE s.county_id = p.county_id AND s.parcel_key = p.parcel_key)
-    FROM core.parcels p WHERE p.id = p_id
-$$;
+BEGIN
+  RETURN (SELECT (SELECT count(*)::int FROM core.sales s WHERE s.county_id = p.county_id AND s.parcel_key = p.parcel_key)
+            FROM core.parcels p WHERE p.id = p_id);
+END $$;
 COMMENT ON FUNCTION api.count_parcel_sales(bigint) IS 'How many sales the parcel has; NULL when no parcel has that id (the API answers 404).';
 
 -- The filters of sale search as one WHERE clause over core.sales s (only the predicates used, values quoted).

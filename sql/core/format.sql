@@ -1,6 +1,8 @@
 -- Output formatting shared by every api.* function, so the SQL returns the interface's exact shapes.
+-- STABLE, as to_char is: the planner inlines it only then (an IMMUTABLE function calling a STABLE one is planned
+-- again at every call instead).
 CREATE OR REPLACE FUNCTION core.iso_utc(p_at timestamptz) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+  LANGUAGE sql STABLE PARALLEL SAFE STRICT
   RETURN to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
 COMMENT ON FUNCTION core.iso_utc(timestamptz) IS 'ISO 8601 UTC text of a timestamp, second precision: 2026-07-15T06:00:00Z.';
 

@@ -6,8 +6,9 @@ CREATE OR REPLACE FUNCTION meter.test_key_monthly_credits() RETURNS bigint
 COMMENT ON FUNCTION meter.test_key_monthly_credits() IS
   'The reduced quota of test keys: 100 credits per client per UTC month, separate from the live pool, never overage.';
 
+-- STABLE, as to_char is, so that the planner inlines it (see core.iso_utc)
 CREATE OR REPLACE FUNCTION meter.period_of(p_at timestamptz) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM');
+  LANGUAGE sql STABLE PARALLEL SAFE RETURN to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM');
 COMMENT ON FUNCTION meter.period_of(timestamptz) IS 'The billing period (UTC calendar month) of a time, as YYYY-MM.';
 
 -- A client's durable balances for one period, as the Redis admission script wants them.

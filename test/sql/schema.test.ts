@@ -75,3 +75,53 @@ t.test('every api function and view has a COMMENT ON, and the API role cannot wr
     await t.rejects(write, /permission denied/);
   }
 });
+
+// PostgreSQL 15 plans a LANGUAGE sql function's body again at every call unless the planner inlines it (a body with
+// FROM or a sub-SELECT, a SET clause, STRICT over a body that is not, IMMUTABLE over a STABLE call, a sub-SELECT as an
+// argument all prevent it): 100 us to 1 ms a call. Once a session's plans are made, no read should run one.
+t.test('the reads run no LANGUAGE sql function that the planner did not inline', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(db.drop);
+  const reads = (tx: postgres.TransactionSql) => [
+    tx`SELECT count(*) FROM api.parcel_search_hits(p_query => ${'SMITH JOHN'}, p_limit => 25, p_offset => 0)`,
+    tx`SELECT count(*) FROM api.parcel_search_hits(p_query => ${'MARIA GARCIA'}, p_county => ${['miami-dade']},
+                                                  p_limit => 25, p_offset => 0)`,
+    tx`SELECT count(*) FROM api.parcel_search_hits(p_near_lat => ${25.772}, p_near_lng => ${-80.19},
+                                                  p_radius_m => ${500}, p_limit => 25, p_offset => 0)`,
+    tx`SELECT count(*) FROM api.parcel_search_hits(p_bbox => ${[-80.2, 25.76, -80.18, 25.78]}::float8[],
+                                                  p_limit => 25, p_offset => 0)`,
+    tx`SELECT count(*) FROM api.parcel_search_hits(p_point_lng => ${-80.19055}, p_point_lat => ${25.772025},
+                                                  p_limit => 25, p_offset => 0)`,
+    tx`SELECT count(*) FROM api.parcel_search_hits(p_county => ${['miami-dade']}, p_dor_use_code => ${['1']},
+                                                  p_sort => 'just_value_desc', p_limit => 25, p_offset => 0)`,
+    tx`SELECT api.facet_parcels(${['county', 'zip']}, p_county => ${['miami-dade']}) IS NULL`,
+    tx`SELECT count(*) FROM api.get_parcel(${323})`,
+    tx`SELECT count(*) FROM api.get_parcel_by_parcel_id(${'miami-dade'}, ${'30-4918-004-1318'})`,
+    tx`SELECT count(*) FROM api.list_parcel_sales(${323})`,
+    tx`SELECT api.count_parcel_sales(${323})`,
+    tx`SELECT count(*) FROM api.search_sales(p_county => ${['miami-dade']})`,
+    tx`SELECT api.count_sales(p_county => ${['miami-dade']})`,
+    tx`SELECT count(*) FROM api.get_account_usage(${'00000000-0000-0000-0000-000000000000'}::uuid)`,
+    tx`SELECT count(*) FROM api.search_tax_delinquencies(p_county => ${['miami-dade']}, p_tax_year => ${2023})`,
+    tx`SELECT api.count_tax_delinquencies_matching(p_county => ${['miami-dade']}, p_tax_year => ${2023})`,
+    tx`SELECT count(*) FROM api.get_tax_delinquencies_by_parcel(${'01-3132-035-0010'}, ${'miami-dade'})`,
+    tx`SELECT count(*) FROM api.count_tax_delinquencies(${'miami-dade'}, ${2023})`,
+    tx`SELECT count(*) FROM api.list_counties()`,
+    tx`SELECT count(*) FROM api.get_county(${'broward'})`,
+  ];
+  const sqlCalls = (tx: postgres.TransactionSql) => tx<{ fn: string; calls: number }[]>`
+    SELECT p.oid::regprocedure::text AS fn, s.calls::int AS calls
+      FROM pg_stat_xact_user_functions s JOIN pg_proc p ON p.oid = s.funcid
+     WHERE p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'sql')`;
+  const ran = await db.sql.begin(async (tx) => {
+    // generic plans, so that the statements are not planned again with their values (which calls IMMUTABLE
+    // functions of constants once, at planning)
+    await tx`SET LOCAL track_functions = 'all'`;
+    await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
+    for (const read of reads(tx)) await read;
+    const planned = new Map((await sqlCalls(tx)).map((r) => [r.fn, r.calls]));
+    for (const read of reads(tx)) await read;
+    return (await sqlCalls(tx)).filter((r) => r.calls > (planned.get(r.fn) ?? 0)).map((r) => r.fn);
+  });
+  t.same(ran, [], 'the second time, every LANGUAGE sql function called was inlined');
+});
