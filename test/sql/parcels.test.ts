@@ -359,8 +359,8 @@ t.test(
        FROM core.parcel_postings pp FULL JOIN truth USING (term, county_id) WHERE pp.ids IS DISTINCT FROM truth.ids)
     UNION ALL
     SELECT 'deletions of ' || coalesce(d.term, v.term) FROM core.parcel_term_deletes d FULL JOIN core.parcel_terms v USING (term)
-     WHERE d.deletes IS NULL OR v.term IS NULL
-        OR NOT (d.deletes @> core.term_deletes(v.term, 2) AND d.deletes <@ core.term_deletes(v.term, 2))`;
+     -- (sorted: rows stored before migration 32 hold the same hashes in another order)
+     WHERE sort(d.deletes) IS DISTINCT FROM core.term_deletes(v.term, 2)`;
     t.same(await drift(), [], 'after the fixtures');
     await db.sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name, site_address_full)
                VALUES (1, 'V-1', 'ZEBULON QUARTERMAIN', '1 NOWHERE LN'), (1, 'V-2', 'ZEBULON SMITH', NULL)`;
