@@ -1,5 +1,6 @@
 // The error envelope of Part 7: ApiError, the SQLSTATE -> HTTP map, and the one error handler every route shares.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PATTERN_RULES } from './schemas/common.ts';
 
 export type ErrorCode =
   | 'bad_request'
@@ -85,13 +86,13 @@ function validationMessage(e: FastifyError): string {
   const name = missing ?? path;
   const what = where === 'querystring' ? 'query parameter' : where === 'params' ? 'path parameter' : where;
   if (missing) return `${what} '${missing}' is required`;
-  const allowed = (first.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
+  const params = first.params as { allowedValues?: unknown[]; pattern?: string } | undefined;
   const rule =
     first.keyword === 'finite'
       ? 'must be a finite number'
-      : allowed
-        ? `must be one of: ${allowed.join(', ')}`
-        : (first.message ?? 'is invalid');
+      : params?.allowedValues
+        ? `must be one of: ${params.allowedValues.join(', ')}`
+        : ((params?.pattern && PATTERN_RULES.get(params.pattern)) ?? first.message ?? 'is invalid');
   return `${what} '${name}' ${rule}`;
 }
 

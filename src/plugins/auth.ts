@@ -1,6 +1,8 @@
 // Authentication (Part 5): Bearer or X-API-Key, one identical 401 for every failure. Valid keys are cached in
-// process; the cache is exact because every change to a client (key revoked, suspended, plan, credits) deletes the
-// client's Redis balance, and metering re-authenticates from Postgres before admitting against a missing balance.
+// process; the cache is exact because every change to a client (key revoked, suspended, plan, credits) reaches every
+// process twice: Postgres notifies them at commit (NOTIFY accounts_changed, from triggers, so plain SQL changes do
+// too) and they drop the client's keys; and the service deletes the client's Redis balance, so metering
+// re-authenticates from Postgres before admitting against it.
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { ApiError, sendError } from '../errors.ts';
@@ -89,6 +91,16 @@ export default fp<{ secret: string }>(async (app, opts) => {
       app.log.warn({ err: (err as Error).message }, 'could not record key last_used_at');
     }
   };
+  /** A client's keys or credits changed (NOTIFY accounts_changed, migration 33): its cached keys are read again. */
+  const forget = (clientId: string) => {
+    for (const [id, entry] of cache) if (entry.auth.clientId === clientId) cache.delete(id);
+  };
+  // On every (re)connect of the listening session the whole cache goes: a change made while it was down went unheard.
+  await app.sql
+    .listen('accounts_changed', forget, () => cache.clear())
+    .catch((err: Error) => {
+      app.log.warn({ err: err.message }, 'cannot listen for account changes: cached keys expire after 60 s');
+    });
   const timer = setInterval(flushTouches, TOUCH_FLUSH_MS);
   timer.unref();
   app.addHook('onClose', async () => {
@@ -160,7 +172,24 @@ export default fp<{ secret: string }>(async (app, opts) => {
       accept(request, fresh);
       return;
     }
-    const refusal = await check(request, reply, surface, fresh ?? (await lookup(id)));
+    const auth = fresh ?? (await lookup(id));
+    const refusal = await check(request, reply, surface, auth);
+    if (refusal?.statusCode === 403)
+      return sendError(reply, (await countRefused(request, reply, surface, auth!)) ?? refusal);
     if (refusal) return sendError(reply, refusal);
   });
+
+  /**
+   * A key its plan does not allow on this surface still counts against the client's per-minute limit, free, and its
+   * 403 carries the rate-limit headers like every answer to a known client: the 429 when the limit is reached, else
+   * null. (Not from `check`: metering calls that back to re-authenticate.)
+   */
+  async function countRefused(request: FastifyRequest, reply: FastifyReply, surface: Surface, auth: AuthContext) {
+    request.auth = { ...auth, trialCapDue: false };
+    try {
+      return await app.admitRequest(request, reply, surface, true);
+    } finally {
+      request.auth = null;
+    }
+  }
 });

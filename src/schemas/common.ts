@@ -2,6 +2,10 @@
 import { FormatRegistry, Type, type TSchema, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
+/** What a pattern means, in words: a 400 says this instead of the regular expression (see validationMessage). */
+export const PATTERN_RULES = new Map<string, string>();
+const rule = (pattern: string, words: string) => (PATTERN_RULES.set(pattern, words), pattern);
+
 export const Meta = Type.Object({
   request_id: Type.String({ pattern: '^req_[A-Za-z0-9]+$', description: 'Also sent as the X-Request-Id header.' }),
   dataset_status: Type.Literal('live'),
@@ -46,7 +50,7 @@ export const Offset = Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0,
 export const CountySlug = Type.String({
   minLength: 1,
   maxLength: 40,
-  pattern: '^[A-Za-z0-9-]+$',
+  pattern: rule('^[A-Za-z0-9-]+$', "must be a county slug (letters, digits and '-'), for example miami-dade"),
   description: 'County slug, for example miami-dade, palm-beach, st-johns.',
 });
 /** A parameter given once, repeated, or comma-separated: all three forms mean the same list. */
@@ -74,23 +78,33 @@ export function splitList(value: string | string[] | undefined): string[] | unde
 }
 
 /** No NUL or other C0 control characters: PostgreSQL text cannot hold NUL, and none belongs in a parameter. */
-export const NO_CONTROL = '^[^\\u0000-\\u001f]*$';
+export const NO_CONTROL = rule('^[^\\u0000-\\u001f]*$', 'must not contain control characters');
 export const TextParam = (max: number, description: string) =>
   Type.String({ minLength: 1, maxLength: max, pattern: NO_CONTROL, description });
+/** A list of values made of `chars` (and `extra`, placed last in the class: `-`): `,` alone is 400, not no filter. */
+const listPattern = (chars: string, extra = '') => `^[, ${extra}]*[${chars}][${chars}, ${extra}]*$`;
+const COUNTY_LIST = rule(
+  listPattern('A-Za-z0-9', '-'),
+  'must be one or more county slugs separated by commas, for example miami-dade,broward',
+);
 /** Counties as one slug, a repeated key or a comma-separated list; each slug is checked in SQL (unknown: 400). */
 export const CountyList = Type.Union(
   [
-    Type.String({ minLength: 1, maxLength: 1000, pattern: '^[A-Za-z0-9, -]+$' }),
-    Type.Array(Type.String({ minLength: 1, maxLength: 1000, pattern: '^[A-Za-z0-9, -]+$' }), { maxItems: 100 }),
+    Type.String({ minLength: 1, maxLength: 1000, pattern: COUNTY_LIST }),
+    Type.Array(Type.String({ minLength: 1, maxLength: 1000, pattern: COUNTY_LIST }), { maxItems: 100 }),
   ],
   { description: 'County slug(s), for example miami-dade. Repeat the key or separate values with commas.' },
+);
+const CODE_LIST = rule(
+  listPattern('A-Za-z0-9'),
+  'must be one or more codes (letters and digits) separated by commas, for example 0100,0400',
 );
 /** Codes as one value, a repeated key or a comma-separated list. */
 export const CodeList = (description: string) =>
   Type.Union(
     [
-      Type.String({ minLength: 1, maxLength: 400, pattern: '^[A-Za-z0-9, ]+$' }),
-      Type.Array(Type.String({ minLength: 1, maxLength: 400, pattern: '^[A-Za-z0-9, ]+$' }), { maxItems: 100 }),
+      Type.String({ minLength: 1, maxLength: 400, pattern: CODE_LIST }),
+      Type.Array(Type.String({ minLength: 1, maxLength: 400, pattern: CODE_LIST }), { maxItems: 100 }),
     ],
     { description: `${description} Repeat the key or separate values with commas.` },
   );

@@ -94,11 +94,41 @@ t.test('rotation: several active keys of one client all work', async (t) => {
   t.equal((await get({ authorization: `Bearer ${next}` })).statusCode, 200, 'new key still works');
 });
 
-t.test('an MCP Starter key calling REST gets 403 rest_disabled', async (t) => {
+t.test('an MCP Starter key calling REST gets 403 rest_disabled, with the rate-limit headers of its plan', async (t) => {
   const c = await newClient('mcp_starter');
-  const res = await get(c.headers);
-  t.equal(res.statusCode, 403);
-  t.equal(res.json().error.code, 'rest_disabled');
+  const [first, second] = [await get(c.headers), await get(c.headers)];
+  for (const res of [first, second]) {
+    t.equal(res.statusCode, 403);
+    t.equal(res.json().error.code, 'rest_disabled');
+    t.equal(res.headers['x-ratelimit-limit'], '30', 'MCP Starter: 30 requests a minute');
+    t.match(res.headers['ratelimit'], /^default;r=\d+;t=\d+$/);
+  }
+  t.equal(Number(second.headers['x-ratelimit-remaining']), Number(first.headers['x-ratelimit-remaining']) - 1);
+});
+
+/** The status a cached key gets once a change made with plain SQL has reached the app (polled for up to 1 s). */
+async function statusAfterChange(headers: Record<string, string>) {
+  let status = 200;
+  for (let i = 0; i < 100 && status === 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    status = (await get(headers)).statusCode;
+  }
+  return status;
+}
+
+t.test('a key revoked with plain SQL is refused at once: Postgres notifies every process', async (t) => {
+  const c = await newClient('growth');
+  t.equal((await get(c.headers)).statusCode, 200, 'cached and admitted');
+  await db.sql`UPDATE accounts.api_keys SET status = 'revoked', revoked_at = now() WHERE id = ${c.keyId}`;
+  t.equal(await app.redis.exists(`st:${c.client.id}`), 1, 'the balance in Redis is untouched');
+  t.equal(await statusAfterChange(c.headers), 401);
+});
+
+t.test('a client suspended with plain SQL is refused at once', async (t) => {
+  const c = await newClient('pro');
+  t.equal((await get(c.headers)).statusCode, 200, 'cached and admitted');
+  await db.sql`UPDATE accounts.clients SET status = 'suspended' WHERE id = ${c.client.id}`;
+  t.equal(await statusAfterChange(c.headers), 401);
 });
 
 t.test('failures are answered no sooner than the failure floor, whatever the case', async (t) => {

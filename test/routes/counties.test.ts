@@ -74,6 +74,12 @@ t.test('an unknown slug is 404 not_found in the envelope', async (t) => {
   t.equal(res.json().error.code, 'not_found');
 });
 
+t.test('a slug with characters no slug has is 400 saying what a slug is (st.johns is st-johns)', async (t) => {
+  const res = await get('/v1/counties/st.johns');
+  t.equal(res.statusCode, 400);
+  t.match(res.json().error.message, /path parameter 'county' must be a county slug .*miami-dade/);
+});
+
 t.test('/api/v1 serves the same routes as /v1', async (t) => {
   const a = await get('/v1/counties/orange');
   const b = await get('/api/v1/counties/orange');

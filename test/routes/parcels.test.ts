@@ -162,6 +162,10 @@ t.test('bad input is a 400 naming the parameter, never a 500', async (t) => {
     ['county=atlantis', /unknown county 'atlantis'/],
     [`county=${'a'.repeat(41)}`, /'county'/],
     ['county=miami%27dade', /'county'/],
+    ['county=,', /'county' must be one or more county slugs separated by commas/],
+    ['county=%20,%20', /'county'/],
+    ['dor_use_code=,', /'dor_use_code' must be one or more codes/],
+    ['use_code=,,', /'use_code'/],
     ['zip=3313', /'zip'/],
     ['dor_use_code=01;DROP', /'dor_use_code'/],
   ];
@@ -301,6 +305,8 @@ t.test('GET /sales/search: every parameter and sort; a county with no sales is a
     ['from=2025-02-01&to=2025-01-01', /from/],
     ['min_price=9&max_price=1', /min_price/],
     ['county=atlantis', /atlantis/],
+    ['county=,', /'county'/],
+    ['use_code=,', /'use_code'/],
     ['limit=0', /'limit'/],
     ['min_price=-1', /'min_price'/],
   ] as [string, RegExp][]) {

@@ -136,6 +136,7 @@ t.test('search: every bad parameter is 400 naming it', async (t) => {
     [`county=${'a'.repeat(41)}`, /county/],
     [`county=${encodeURIComponent("x' OR 1=1 --")}`, /county/],
     ['county=', /county/],
+    ['county=,', /county/],
     ['tax_year=abc', /tax_year/],
     ['tax_year=2024.5', /tax_year/],
     ['tax_year=99999999999', /tax_year/],
