@@ -76,6 +76,12 @@ function currentPeriod(now: number): string {
 }
 /** Admissions sent in one script call at most; more in one turn of the event loop go in several calls. */
 const ADMIT_BATCH_MAX = 256;
+/**
+ * Settlements wait up to this long for an admission to ride with (one script call for both, and the admission does
+ * not queue in Redis behind a settlement of its own), then go alone. Nothing reads them sooner: this process's usage
+ * reads and trial caps send them first, and an admission carries them to Redis before it reads a balance.
+ */
+const SETTLE_DELAY_MS = 5;
 /** Subjects remembered as refused last (see `speculates`); the set is cleared when it reaches this size. */
 const REFUSED_MAX = 100_000;
 type AdmitReply = [ok: number, field: string, count: number, resetMs: number];
@@ -221,11 +227,16 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   /** Settlements waiting for the turn's call: (request id, charge 1|0, event) triples. */
   let settling: (string | number)[] = [];
   let turnScheduled = false;
+  let settleTimer: NodeJS.Timeout | null = null;
   /** The last turn call: calls on one connection run in order, so once it has run, every earlier one has too. */
   let lastTurn: Promise<void> = Promise.resolve();
   /** Sends what this turn has (settlements, admissions) as one script call; resolves once every call sent has run. */
   const sendTurn = () => {
     turnScheduled = false;
+    if (settleTimer !== null) {
+      clearTimeout(settleTimer);
+      settleTimer = null;
+    }
     const b = batch;
     const settled = settling;
     if (b === null && settled.length === 0) return lastTurn;
@@ -285,7 +296,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       if (refusal) return refusal;
       auth = request.auth!;
       if (auth.trialCapDue && auth.mode === 'live') {
-        await lastTurn; // settlements sent on the turn connection have run (refunds lower what is pending)
+        await sendTurn(); // every settlement so far has run (refunds lower what is pending)
         const pending = Number((await redis.hget(keysOf(auth.clientId).pend, 'c')) ?? 0);
         await app.sql`SELECT meter.apply_trial_cap(${auth.clientId}::uuid, ${pending})`;
         refusal = await app.reauthenticate(request, reply, surface);
@@ -439,7 +450,8 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     }
     const event = `${request.id}|${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${Date.now()}`;
     settling.push(request.id, charge ? 1 : 0, event);
-    scheduleTurn();
+    if (settling.length >= ADMIT_BATCH_MAX * 3) void sendTurn();
+    else settleTimer ??= setTimeout(sendTurn, SETTLE_DELAY_MS);
   }
   app.decorate('settleRequest', settle);
   // a callback hook, not an async one: no promise per request for work that never waits
@@ -488,6 +500,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     }
   }
   app.decorate('withPendingUsage', async (auth, period, read) => {
+    if (settling.length > 0) await sendTurn(); // this process's answers so far count
     while (moving) await moving;
     usageReads++;
     try {

@@ -236,6 +236,14 @@ t.test('free trial: 500 credits at signup; at zero, 402 with an upgrade hint', a
   t.equal(res.headers['x-ratelimit-limit'], '30', 'the trial RPM');
 });
 
+t.test('a refund reaches the balance before the next admission: at 1 credit, a 404 leaves it for a 200', async (t) => {
+  const c = await newClient('free');
+  await setCredits(c.client.id, 1);
+  // each answer's settlement waits for the next admission to ride with; that admission must see it first
+  t.same(await statuses(c.headers, 2, NOT_FOUND_URL), [404, 404], 'reserved, then refunded');
+  t.same(await statuses(c.headers, 2), [200, 402], 'the credit the 404s held is spent once');
+});
+
 t.test('free trial: the first call after day 7 caps the balance once at min(remaining, 100)', async (t) => {
   const eightDaysAgo = new Date(Date.now() - 8 * 86400_000);
   const c = await newClient('free', { signupAt: eightDaysAgo });
