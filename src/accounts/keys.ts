@@ -1,5 +1,5 @@
 // API keys: `flprop_{live|test}_{32 base62}` from a cryptographic source; only HMAC-SHA256(secret, key) is stored.
-import { createHmac, createSecretKey, randomInt } from 'node:crypto';
+import { createHmac, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -20,15 +20,6 @@ export const isWellFormedKey = (key: string) => KEY_PATTERN.test(key);
 
 export function hashKey(secret: string, key: string): Buffer {
   return createHmac('sha256', secret).update(key).digest();
-}
-
-/**
- * hashKey for the request path: the secret is made a key object once rather than on every call, and the digest
- * comes back as base64 text, the form the in-process key cache is indexed by.
- */
-export function keyHasher(secret: string): (key: string) => string {
-  const secretKey = createSecretKey(Buffer.from(secret, 'utf8'));
-  return (key) => createHmac('sha256', secretKey).update(key).digest('base64');
 }
 
 /** What the account page and `key list` show: the prefix and the last four characters, never the key. */

@@ -136,8 +136,10 @@ end
 /**
  * One turn of a process's event loop, in one round trip and one script run: the settlements of the requests it
  * answered, then the admissions of the requests it read. No KEYS (the key prefix comes first in ARGV). ARGV: prefix,
- * current period, the number of settlements n, n (request id, charge 1|0, event) triples, then per admission:
- * subject, client id, now_ms, rpm, ver, period, request_id, grant field, free.
+ * current period, the number of settlements n, n settlements "<charge 1|0>|<event>" (the event starts with the
+ * request id), then one argument per admission: "subject|client id|now_ms|rpm|ver|period|request_id|grant field|free".
+ * (One argument per request rather than one per field: each argument costs the client its encoding and Redis its
+ * parsing, more than the script's string.match.)
  *
  * Settlement: charge turns the reservation into a usage event, all of the turn's in one stream entry; refund gives
  * the credit back. A reservation already settled (or reaped) is skipped, so settling twice changes nothing. The
@@ -147,15 +149,16 @@ end
  */
 export const TURN = `${ADMIT_ONE}${REFUND}
 local prefix, period = ARGV[1], ARGV[2]
-local first_admission = 4 + 3 * tonumber(ARGV[3])
+local first_admission = 4 + tonumber(ARGV[3])
 local events = {}
-for i = 4, first_admission - 1, 3 do
-  local value = redis.call('GETDEL', prefix .. 'res:' .. ARGV[i])
+for i = 4, first_admission - 1 do
+  local charge, event = string.match(ARGV[i], '^(%d)|(.*)$')
+  local rid, event_period = string.match(event, '^([^|]*)|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+  local value = redis.call('GETDEL', prefix .. 'res:' .. rid)
   if value then
-    if ARGV[i + 1] == '1' then
-      local event = ARGV[i + 2]
+    if charge == '1' then
       local field, pend = string.match(value, '^([^|]*)|[^|]*|(.*)$')
-      hincr(pend, 'n:' .. string.match(event, '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)'), 1)
+      hincr(pend, 'n:' .. event_period, 1)
       events[#events + 1] = event .. '|' .. field
     else
       refund(value, period)
@@ -163,11 +166,12 @@ for i = 4, first_admission - 1, 3 do
   end
 end
 local out, n = {}, 0
-for i = first_admission, #ARGV, 9 do
-  local subject, rid = ARGV[i], ARGV[i + 6]
+for i = first_admission, #ARGV do
+  local subject, client, now, rpm, ver, admit_period, rid, grant, free = string.match(ARGV[i],
+    '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
   local ok, field, count, reset_ms = admit(prefix .. 'st:' .. subject, prefix .. 'pend:' .. subject,
-    prefix .. 'win:' .. ARGV[i + 1], prefix .. 'res:' .. rid, tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]),
-    ARGV[i + 4], ARGV[i + 5], rid, ARGV[i + 7], ARGV[i + 8])
+    prefix .. 'win:' .. client, prefix .. 'res:' .. rid, tonumber(now), tonumber(rpm), ver, admit_period, rid, grant,
+    free)
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = ok, field, count, reset_ms
   n = n + 4
 end

@@ -209,7 +209,8 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   // requests (a lone request waits for nothing). Every waiting request awaits its batch's one promise and reads its
   // own four values.
   interface AdmitBatch {
-    args: (string | number)[];
+    /** One argument per admission (see TURN). */
+    args: string[];
     size: number;
     promise: Promise<(string | number)[]>;
     resolve: (out: (string | number)[]) => void;
@@ -224,8 +225,8 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     });
     return b;
   };
-  /** Settlements waiting for the turn's call: (request id, charge 1|0, event) triples. */
-  let settling: (string | number)[] = [];
+  /** Settlements waiting for the turn's call, one argument each: "<charge 1|0>|<event>". */
+  let settling: string[] = [];
   let turnScheduled = false;
   let settleTimer: NodeJS.Timeout | null = null;
   /** The last turn call: calls on one connection run in order, so once it has run, every earlier one has too. */
@@ -243,13 +244,13 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     batch = null;
     settling = [];
     const period = currentPeriod(Date.now());
-    lastTurn = a.meterTurn(opts.keyPrefix, period, settled.length / 3, ...settled, ...(b?.args ?? [])).then(
+    lastTurn = a.meterTurn(opts.keyPrefix, period, settled.length, ...settled, ...(b?.args ?? [])).then(
       (out) => b?.resolve(out),
       (err: Error) => {
         b?.reject(err); // the admissions fail open
         // The reservations stay in Redis and the reaper refunds them: the client is not charged for these.
         if (settled.length > 0) {
-          app.log.error({ err: err.message, requests: settled.length / 3 }, 'could not settle metering');
+          app.log.error({ err: err.message, requests: settled.length }, 'could not settle metering');
         }
       },
     );
@@ -266,15 +267,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     const b = (batch ??= newBatch());
     const at = b.size++ * 4;
     b.args.push(
-      subjectOf(a),
-      a.clientId,
-      now,
-      a.rpm,
-      version,
-      period,
-      rid,
-      a.mode === 'test' ? 't' : 'm',
-      free ? '1' : '0',
+      `${subjectOf(a)}|${a.clientId}|${now}|${a.rpm}|${version}|${period}|${rid}|${a.mode === 'test' ? 't' : 'm'}|${free ? 1 : 0}`,
     );
     if (b.size >= ADMIT_BATCH_MAX) void sendTurn();
     else scheduleTurn();
@@ -449,8 +442,8 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       return;
     }
     const event = `${request.id}|${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${Date.now()}`;
-    settling.push(request.id, charge ? 1 : 0, event);
-    if (settling.length >= ADMIT_BATCH_MAX * 3) void sendTurn();
+    settling.push(`${charge ? 1 : 0}|${event}`);
+    if (settling.length >= ADMIT_BATCH_MAX) void sendTurn();
     else settleTimer ??= setTimeout(sendTurn, SETTLE_DELAY_MS);
   }
   app.decorate('settleRequest', settle);

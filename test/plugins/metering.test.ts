@@ -422,15 +422,9 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
     ctx.prefix,
     period,
     0, // no settlements, one admission:
-    c.client.id,
-    c.client.id,
-    Date.now() - 360_000,
-    30,
-    (await app.redis.hget(`st:${c.client.id}`, 'ver'))!,
-    period,
-    'req_crashed',
-    'm',
-    '0',
+    [c.client.id, c.client.id, Date.now() - 360_000, 30, await app.redis.hget(`st:${c.client.id}`, 'ver'), period]
+      .concat(['req_crashed', 'm', '0'])
+      .join('|'),
   )) as [number, string];
   t.same([ok, field], [1, 'c'], 'the last credit is reserved');
   await app.redis.pexpire('res:req_crashed', 3_600_000 - 360_000); // its hour-long TTL has run for six minutes
