@@ -31,8 +31,6 @@ export type Surface = 'rest' | 'mcp';
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
-    /** SHA-256 of the presented key (base64): its entry in the key cache. */
-    keyHash: string | null;
   }
   interface FastifyInstance {
     /** onRequest hook that authenticates a request for one surface (REST under /v1, or MCP). */
@@ -73,7 +71,6 @@ export function presentedKey(request: FastifyRequest): string | null {
 
 export default fp<{ secret: string }>(async (app, opts) => {
   app.decorateRequest('auth', null);
-  app.decorateRequest('keyHash', null);
   /**
    * The key cache is indexed by a plain SHA-256 of the key (one-shot, under 1 us), not by the stored HMAC (3-4 us, and
    * an object per call): the HMAC is computed only to look a key up in Postgres. A key carries 190 random bits, so
@@ -165,14 +162,13 @@ export default fp<{ secret: string }>(async (app, opts) => {
 
   app.decorate('reauthenticate', async (request: FastifyRequest, reply: FastifyReply, surface: Surface) => {
     const key = presentedKey(request);
-    return check(request, reply, surface, key && request.keyHash ? await lookup(key, request.keyHash) : undefined);
+    return check(request, reply, surface, key ? await lookup(key, cacheKeyOf(key)) : undefined);
   });
 
   app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
     const key = presentedKey(request);
     if (key === null) return sendError(reply, await failure(request, reply));
     const id = cacheKeyOf(key);
-    request.keyHash = id;
     const cached = cache.get(id);
     const fresh = cached && Date.now() - cached.at < CACHE_TTL_MS ? cached.auth : undefined;
     // the common case, a cached key allowed on this surface, is decided without awaiting anything
