@@ -23,6 +23,8 @@ export async function drive(opts: {
   headers?: Record<string, string>;
   concurrency: number;
   seconds: number;
+  /** Stop sooner, once this many requests have been sent (a warm-up pass over the paths: `paths.length`). */
+  requests?: number;
 }): Promise<DriveResult> {
   const pool = new Pool(opts.base, { connections: opts.concurrency, pipelining: 1 });
   const latencies: number[] = [];
@@ -32,7 +34,7 @@ export async function drive(opts: {
   const started = performance.now();
   const deadline = started + opts.seconds * 1000;
   const worker = async () => {
-    while (performance.now() < deadline) {
+    while (performance.now() < deadline && next < (opts.requests ?? Infinity)) {
       const path = opts.paths[next++ % opts.paths.length]!;
       const t0 = performance.now();
       try {
