@@ -54,14 +54,17 @@ const TARGETS: Record<string, [keyof DriveResult, number][]> = {
   'delinquency by parcel': [['p95', 20]],
   'delinquency counts': [['p95', 20]],
 };
+/** The throughput targets: the mixed run's req/s, and by id's share of its database floor. */
+const MIXED_TARGET_RPS = 3000;
+const BY_ID_FLOOR_TARGET = 0.6;
 
 /**
  * Why a target is missed on this machine class and what would meet it, printed beside the measured number of every
  * target a run misses (the measurements behind each are in bench/results/analysis.md). Keyed as TARGETS, plus
- * 'mixed' and 'by id floor'.
+ * 'mixed', 'by id floor' and 'unexplained' (a missed target without an entry of its own).
  */
 const LOOKUP_MISS = {
-  why: 'a lone request is quick (the "alone" column); at 4 connections its p99 is time spent waiting for the 2 cores, which the API process (about 300 µs of CPU a request with auth and metering), Postgres, Redis and the load generator share (analysis.md, section 1)',
+  why: 'a lone request is quick (the "alone" column); under load its p99 is time spent waiting for the 2 cores, which the API process (about 300 µs of CPU a request with auth and metering), Postgres, Redis and the load generator share (analysis.md, section 1)',
   meet: 'the API process and the load generator on cores of their own, Postgres on its own: then nothing a lookup does waits for another program',
 };
 const PLACE_MISS = {
@@ -69,7 +72,7 @@ const PLACE_MISS = {
   meet: 'cores of its own for the API and the load generator, and memory for the whole 18 GB database in cache',
 };
 const SEARCH_MISS = {
-  why: 'a search costs the database about 20 ms of CPU statewide and 10 ms in a county (reading the query\'s words against the vocabulary and typo index, the postings of its terms, ranking and exact total); at 4 connections on 2 shared cores a request waits for the searches ahead of it (compare the "alone" column)',
+  why: 'a search costs the database about 20 ms of CPU statewide and 10 ms in a county (reading the query\'s words against the vocabulary and typo index, the postings of its terms, ranking and exact total); under load on 2 shared cores a request waits for the searches ahead of it (compare the "alone" column)',
   meet: 'one core for Postgres per two concurrent searches, or less CPU per search: a narrow search table (id, county, terms: about 1 GB, held in shared buffers) so counts and rankings never read the wide parcel rows, and word-pair postings for the most frequent words (analysis.md, section 3)',
 };
 const MISSES: Record<string, { why: string; meet: string }> = {
@@ -86,6 +89,11 @@ const MISSES: Record<string, { why: string; meet: string }> = {
     why: 'the mix interleaves the 14 workloads evenly, so 2 of every 14 requests are searches; at about 20 and 10 ms of database CPU each they use most of the 2 cores, and the other 12 requests add about 1 ms each across the API, Postgres, Redis and the load generator',
     meet: 'search on cores of its own (a read replica per 2-4 cores behind the same API), plus the cheaper search above',
   },
+  /** A missed target this file does not explain yet. */
+  unexplained: {
+    why: 'not analysed yet: compare the "alone" column',
+    meet: 'to be found',
+  },
   'by id floor': {
     why: "the database floor is pgbench with Postgres alone on both cores; through the API the same 2 cores also run the API process (about 300 µs of CPU a request against Postgres's 150 µs), Redis and the load generator",
     meet: 'the API and the load generator on cores of their own, as in production, where the ratio compares Postgres with itself',
@@ -97,9 +105,9 @@ const owner = postgres(ownerDatabaseUrl(), { max: 2, onnotice: () => {} });
 /**
  * Reads the data's tables and indexes once (pg_prewarm into the operating system's cache) as far as the memory
  * available less 2 GiB, so that the runs measure a server that has been serving rather than a cold disk: the
- * workloads ask about random places across the state, and each workload's warm-up reads only its own requests' pages. core.parcels and
- * its indexes come first (every parcel endpoint reads them), then the rest, smallest first. Without the extension (it
- * needs a superuser) the runs start cold, and the report says so.
+ * workloads ask about random places across the state, and each workload's warm-up reads only its own requests'
+ * pages. core.parcels and its indexes come first (every parcel endpoint reads them), then the rest, smallest first.
+ * Without the extension (it needs a superuser) the runs start cold, and the report says so.
  */
 async function warmCache(): Promise<string> {
   try {
@@ -260,16 +268,25 @@ const noteMiss = (reason: { why: string; meet: string }, measured: string) =>
   measuredByReason.set(reason, [...(measuredByReason.get(reason) ?? []), measured]);
 for (const [name, r] of Object.entries(results)) {
   const misses = (TARGETS[name] ?? []).filter(([p, ms]) => (r[p] as number) > ms);
-  if (misses.length === 0 || !MISSES[name]) continue;
+  if (misses.length === 0) continue;
   const a = alone[name]!;
   noteMiss(
-    MISSES[name],
+    MISSES[name] ?? MISSES.unexplained!,
     `${name}: ${misses.map(([p, ms]) => `${p} ${(r[p] as number).toFixed(1)} ms (target ${ms})`).join(', ')}, alone p95 ${a.p95.toFixed(1)} / p99 ${a.p99.toFixed(1)} ms`,
   );
 }
-if (mixedResult.rps < 3000) noteMiss(MISSES.mixed!, `mixed: ${mixedResult.rps.toFixed(0)} req/s (target 3,000)`);
-if (!(byIdShare >= 0.6)) {
-  noteMiss(MISSES['by id floor']!, `by id: ${(byIdShare * 100).toFixed(0)}% of its database floor (target 60%)`);
+const mixedMet = mixedResult.rps >= MIXED_TARGET_RPS;
+if (!mixedMet) {
+  noteMiss(
+    MISSES.mixed!,
+    `mixed: ${mixedResult.rps.toFixed(0)} req/s (target ${MIXED_TARGET_RPS.toLocaleString('en-US')})`,
+  );
+}
+if (!(byIdShare >= BY_ID_FLOOR_TARGET)) {
+  noteMiss(
+    MISSES['by id floor']!,
+    `by id: ${(byIdShare * 100).toFixed(0)}% of its database floor (target ${BY_ID_FLOOR_TARGET * 100}%)`,
+  );
 }
 const missed = [...measuredByReason].map(
   ([reason, measured]) => `| ${measured.join('; ')} | ${reason.why} | ${reason.meet} |`,
@@ -294,14 +311,14 @@ const report = `# Benchmark results (latest run)
 | endpoint | req/s | p50 ms | p95 ms | p99 ms | non-2xx | alone p50 / p95 / p99 ms | ratio to HTTP floor | targets (full state) |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows.join('\n')}
-| mixed workload | ${mixedResult.rps.toFixed(0)} | ${mixedResult.p50.toFixed(2)} | ${mixedResult.p95.toFixed(2)} | ${mixedResult.p99.toFixed(2)} | ${mixedResult.non2xx} | — | ${(mixedResult.rps / httpFloor.rps).toFixed(2)} | ≥ 3,000 req/s: ${mixedResult.rps >= 3000 ? 'met' : '**missed**'} |
+| mixed workload | ${mixedResult.rps.toFixed(0)} | ${mixedResult.p50.toFixed(2)} | ${mixedResult.p95.toFixed(2)} | ${mixedResult.p99.toFixed(2)} | ${mixedResult.non2xx} | — | ${(mixedResult.rps / httpFloor.rps).toFixed(2)} | ≥ ${MIXED_TARGET_RPS.toLocaleString('en-US')} req/s: ${mixedMet ? 'met' : '**missed**'} |
 
 Floors measured in the same run:
 
 | floor | throughput | note |
 | --- | --- | --- |
 | HTTP stack alone (fixed ${sampleBody.length}-byte body) | ${httpFloor.rps.toFixed(0)} req/s | p50 ${httpFloor.p50.toFixed(2)} ms |
-| database alone (pgbench, api.get_parcel, ${mixedConcurrency} clients) | ${dbFloorTps.toFixed(0)} tps | parcel by id at the same concurrency: ${byIdAtLoad ? `${byIdAtLoad.rps.toFixed(0)} req/s, ${dbFloorTps > 0 ? ((byIdAtLoad.rps / dbFloorTps) * 100).toFixed(0) : '—'}% of the floor` : '—'} (target ≥ 60%) |
+| database alone (pgbench, api.get_parcel, ${mixedConcurrency} clients) | ${dbFloorTps.toFixed(0)} tps | parcel by id at the same concurrency: ${byIdAtLoad ? `${byIdAtLoad.rps.toFixed(0)} req/s, ${Number.isNaN(byIdShare) ? '—' : (byIdShare * 100).toFixed(0)}% of the floor` : '—'} (target ≥ ${BY_ID_FLOOR_TARGET * 100}%) |
 
 API process peak memory (VmHWM, the largest of ${apiPids.length - (apiPids.length > 1 ? 1 : 0)} API worker process(es)): ${peakRssMb.toFixed(0)} MB (target ≤ 300 MB).
 
