@@ -71,6 +71,7 @@ start_redis() {
     --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" --appendonly yes --appendfsync everysec \
     --save "" >/dev/null || die "redis did not start: see $REDIS_DIR/redis.log"
   for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 || die "redis did not start: see $REDIS_DIR/redis.log"
   say "redis on 127.0.0.1:$REDIS_PORT"
 }
 
