@@ -16,18 +16,17 @@
 //   make bench-overhead
 //   node --import tsx bench/overhead.ts [--seconds 8] [--connections 32] [--rounds 3] [--endpoint /parcels/1]
 //       [--tool wrk|autocannon] [--profile DIR (the server writes a V8 CPU profile there)] [--no-write]
-import { execFile, execSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { loadConfig } from '../src/config.ts';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
 import { benchClient, startApi } from './api.ts';
+import { cpuMs, freePort, generateLoad, pickTool, toolName, type Load as Run } from './load.ts';
 
-const run = promisify(execFile);
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '8' },
@@ -44,27 +43,7 @@ const connections = Number(values.connections);
 const rounds = Number(values.rounds);
 const ENDPOINT = values.endpoint;
 
-const hasWrk = (() => {
-  try {
-    execSync('command -v wrk', { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const tool = values.tool === 'auto' ? (hasWrk ? 'wrk' : 'autocannon') : values.tool;
-if (tool !== 'wrk' && tool !== 'autocannon') throw new Error(`--tool must be wrk or autocannon, not ${tool}`);
-if (tool === 'wrk' && !hasWrk) throw new Error('wrk is not installed (apt-get install wrk), or use --tool autocannon');
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
+const tool = pickTool(values.tool!);
 
 const owner = postgres(ownerDatabaseUrl(), { max: 1, onnotice: () => {} });
 const bench = await benchClient(owner);
@@ -83,20 +62,6 @@ const VARIANTS: Variant[] = ['none', 'auth', 'auth+meter'];
 const prefixes: Record<Variant, string> = { none: '/bench/none/v1', auth: '/bench/auth/v1', 'auth+meter': '/v1' };
 const url = (v: Variant) => `${base}${prefixes[v]}${ENDPOINT}`;
 
-/** CPU time (user + system, ms) of local processes, or NaN when /proc does not show them. */
-const TICK_MS = 1000 / Number(execSync('getconf CLK_TCK').toString().trim() || 100);
-function cpuMs(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {
-      return NaN;
-    }
-  }
-  return ticks * TICK_MS;
-}
 const redis = new Redis(loadConfig({ ...process.env, LOG_LEVEL: 'warn' }).REDIS_URL, { lazyConnect: true });
 let redisPid = NaN;
 try {
@@ -126,63 +91,16 @@ for (const v of VARIANTS) {
   if (res.headers.has('ratelimit') !== (v === 'auth+meter')) throw new Error(`${v}: unexpected rate-limit headers`);
 }
 
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  requests: number;
+interface Load extends Run {
   /** CPU µs per request by component (saturation runs only). */
   cpu?: Record<Component, number>;
 }
 
-/** wrk prints latencies as 812.00us, 1.23ms or 1.02s. */
-const wrkMs = (s: string) => {
-  const m = /^([\d.]+)(us|ms|s)$/.exec(s.trim());
-  if (!m) throw new Error(`wrk: cannot read the latency ${s}`);
-  return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-};
-
-async function load(v: Variant, conns: number, secs: number): Promise<Load> {
-  if (tool === 'wrk') {
-    const { stdout } = await run(
-      'wrk',
-      ['-t1', `-c${conns}`, `-d${secs}s`, '--latency', '-H', `Authorization: ${authorization}`, url(v)],
-      { maxBuffer: 1 << 20 },
-    );
-    const bad = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1];
-    const socketErrors = /Socket errors: (.*)/.exec(stdout)?.[1];
-    if (bad || socketErrors) throw new Error(`${v}: ${bad ?? 0} non-2xx, socket errors: ${socketErrors ?? 'none'}`);
-    return {
-      requests: Number(/(\d+) requests in/.exec(stdout)![1]),
-      rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)![1]),
-      p50: wrkMs(/^\s+50%\s+(\S+)$/m.exec(stdout)![1]!),
-      p99: wrkMs(/^\s+99%\s+(\S+)$/m.exec(stdout)![1]!),
-    };
-  }
-  const { stdout } = await run(
-    process.execPath,
-    [
-      'node_modules/autocannon/autocannon.js',
-      '-j',
-      '-c',
-      String(conns),
-      '-d',
-      String(secs),
-      '-H',
-      `authorization=${authorization}`,
-      url(v),
-    ],
-    { maxBuffer: 16 << 20 },
-  );
-  const r = JSON.parse(stdout) as {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number };
-    non2xx: number;
-    errors: number;
-  };
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${v}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
-}
+/** One run of the load generator against variant `v`. */
+const load = (v: Variant, conns: number, secs: number): Promise<Load> =>
+  generateLoad(tool, url(v), conns, secs, authorization).catch((err: Error) => {
+    throw new Error(`${v}: ${err.message}`);
+  });
 
 const sat: Record<Variant, Load[]> = { none: [], auth: [], 'auth+meter': [] };
 const lone: Record<Variant, Load[]> = { none: [], auth: [], 'auth+meter': [] };
@@ -260,10 +178,7 @@ try {
 } catch {
   // not a checkout
 }
-const generator =
-  tool === 'wrk'
-    ? `wrk (${execSync('wrk -v 2>&1 || true').toString().split('\n')[0]!.trim()}), 1 thread`
-    : 'the autocannon CLI';
+const generator = toolName(tool);
 const command = `node --import tsx bench/overhead.ts --seconds ${seconds} --connections ${connections} --rounds ${rounds} --endpoint ${ENDPOINT}`;
 const report = `# Auth and metering overhead
 

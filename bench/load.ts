@@ -1,0 +1,113 @@
+// What the HTTP benchmarks that run against a started API share: the load generator (wrk when installed, else the
+// autocannon CLI, each in a process of its own so it does not share the server's event loop), a free port, and the
+// CPU time of local processes from /proc.
+import { execFile, execSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export type Tool = 'wrk' | 'autocannon';
+
+export interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+}
+
+const hasWrk = () => {
+  try {
+    execSync('command -v wrk', { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** `auto` (wrk when installed), `wrk` or `autocannon`; throws on anything else or on a wrk that is missing. */
+export function pickTool(choice: string): Tool {
+  const tool = choice === 'auto' ? (hasWrk() ? 'wrk' : 'autocannon') : choice;
+  if (tool !== 'wrk' && tool !== 'autocannon') throw new Error(`--tool must be wrk or autocannon, not ${tool}`);
+  if (tool === 'wrk' && !hasWrk())
+    throw new Error('wrk is not installed (apt-get install wrk), or use --tool autocannon');
+  return tool;
+}
+
+/** How the report names the load generator. */
+export const toolName = (tool: Tool) =>
+  tool === 'wrk'
+    ? `wrk (${execSync('wrk -v 2>&1 || true').toString().split('\n')[0]!.trim()}), 1 thread`
+    : 'the autocannon CLI';
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+/** CPU time (user + system, ms) of local processes, or NaN when /proc does not show them. */
+const TICK_MS = 1000 / Number(execSync('getconf CLK_TCK').toString().trim() || 100);
+export function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      return NaN;
+    }
+  }
+  return ticks * TICK_MS;
+}
+
+/** wrk prints latencies as 812.00us, 1.23ms or 1.02s. */
+const wrkMs = (s: string) => {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(s.trim());
+  if (!m) throw new Error(`wrk: cannot read the latency ${s}`);
+  return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
+};
+
+/** `conns` keep-alive connections on `url` for `secs` seconds; throws on any non-2xx answer or socket error. */
+export async function generateLoad(
+  tool: Tool,
+  url: string,
+  conns: number,
+  secs: number,
+  authorization?: string,
+): Promise<Load> {
+  if (tool === 'wrk') {
+    const header = authorization ? ['-H', `Authorization: ${authorization}`] : [];
+    const { stdout } = await run('wrk', ['-t1', `-c${conns}`, `-d${secs}s`, '--latency', ...header, url], {
+      maxBuffer: 1 << 20,
+    });
+    const bad = /Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1];
+    const socketErrors = /Socket errors: (.*)/.exec(stdout)?.[1];
+    if (bad || socketErrors) throw new Error(`${bad ?? 0} non-2xx, socket errors: ${socketErrors ?? 'none'}`);
+    return {
+      requests: Number(/(\d+) requests in/.exec(stdout)![1]),
+      rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)![1]),
+      p50: wrkMs(/^\s+50%\s+(\S+)$/m.exec(stdout)![1]!),
+      p99: wrkMs(/^\s+99%\s+(\S+)$/m.exec(stdout)![1]!),
+    };
+  }
+  const header = authorization ? ['-H', `authorization=${authorization}`] : [];
+  const { stdout } = await run(
+    process.execPath,
+    ['node_modules/autocannon/autocannon.js', '-j', '-c', String(conns), '-d', String(secs), ...header, url],
+    { maxBuffer: 16 << 20 },
+  );
+  const r = JSON.parse(stdout) as {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+    errors: number;
+  };
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${r.non2xx} non-2xx, ${r.errors} errors`);
+  return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+}
