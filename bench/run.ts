@@ -64,7 +64,7 @@ const BY_ID_FLOOR_TARGET = 0.6;
  * 'mixed', 'by id floor' and 'unexplained' (a missed target without an entry of its own).
  */
 const LOOKUP_MISS = {
-  why: 'a lone request is quick (the "alone" column); under load its p99 is time spent waiting for the 2 cores, which the API process (about 300 µs of CPU a request with auth and metering), Postgres, Redis and the load generator share (analysis.md, section 1)',
+  why: 'a lone request is quick (the "alone" column); under load its p99 is time spent waiting for the 2 cores, which the API process (about 120 µs of CPU a request with auth and metering: bench/results/overhead.md), Postgres, Redis and the load generator share (analysis.md, section 1)',
   meet: 'the API process and the load generator on cores of their own, Postgres on its own: then nothing a lookup does waits for another program',
 };
 const PLACE_MISS = {
@@ -95,7 +95,7 @@ const MISSES: Record<string, { why: string; meet: string }> = {
     meet: 'to be found',
   },
   'by id floor': {
-    why: "the database floor is pgbench with Postgres alone on both cores; through the API the same 2 cores also run the API process (about 300 µs of CPU a request against Postgres's 150 µs), Redis and the load generator",
+    why: 'the database floor is pgbench with Postgres alone on both cores; through the API the same 2 cores also run the API process (about 120 µs of CPU a request with auth and metering, against about 80 µs in Postgres), Redis (about 30 µs) and the load generator',
     meet: 'the API and the load generator on cores of their own, as in production, where the ratio compares Postgres with itself',
   },
 };
