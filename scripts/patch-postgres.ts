@@ -14,24 +14,30 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const REMOVE_BEFORE = `      const index = xs.indexOf(x)
+const REMOVE: [before: string, after: string] = [
+  `      const index = xs.indexOf(x)
       return index === -1
         ? null
-        : (xs.splice(index, 1), x)`;
-const REMOVE_AFTER = `      // patched (scripts/patch-postgres.ts): only the live part, from the head on
+        : (xs.splice(index, 1), x)`,
+  `      // patched (scripts/patch-postgres.ts): only the live part, from the head on
       const at = xs.indexOf(x, index)
       return at === -1
         ? null
-        : (xs.splice(at, 1), x)`;
-const SHIFT_BEFORE = `        xs[index - 1] = undefined
-      }`;
-const SHIFT_AFTER = `        xs[index - 1] = undefined
+        : (xs.splice(at, 1), x)`,
+];
+const SHIFT: [before: string, after: string] = [
+  `        xs[index - 1] = undefined
+      }`,
+  `        xs[index - 1] = undefined
         // patched (scripts/patch-postgres.ts): drop the consumed head once it is half the array
         if (index >= 64 && index * 2 >= xs.length) {
           xs = xs.slice(index)
           index = 0
         }
-      }`;
+      }`,
+];
+/** Each change to queue.js: [the 3.4.9 text, the patched text]. */
+export const PATCHES = [REMOVE, SHIFT];
 
 /** The installed copies of queue.js: ESM (what the API imports) and CJS. */
 export const QUEUE_FILES = ['src/queue.js', 'cjs/src/queue.js'].map((f) =>
@@ -40,14 +46,14 @@ export const QUEUE_FILES = ['src/queue.js', 'cjs/src/queue.js'].map((f) =>
 
 /** queue.js patched; the text unchanged when it is patched already; throws on any other text. */
 export function patchQueue(text: string): string {
-  if (text.includes(REMOVE_AFTER) && text.includes(SHIFT_AFTER)) return text;
-  if (!text.includes(REMOVE_BEFORE) || !text.includes(SHIFT_BEFORE)) {
+  if (PATCHES.every(([, after]) => text.includes(after))) return text;
+  if (!PATCHES.every(([before]) => text.includes(before))) {
     throw new Error(
       'postgres.js queue.js is not the 3.4.9 text this patch knows: check whether the new release fixed the ' +
         'growing connection queue, then update or remove scripts/patch-postgres.ts',
     );
   }
-  return text.replace(REMOVE_BEFORE, REMOVE_AFTER).replace(SHIFT_BEFORE, SHIFT_AFTER);
+  return PATCHES.reduce((patched, [before, after]) => patched.replace(before, after), text);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { QUEUE_FILES, patchQueue } from '../../scripts/patch-postgres.ts';
+import { PATCHES, QUEUE_FILES, patchQueue } from '../../scripts/patch-postgres.ts';
 
 type Queue<T> = { length: number; push: (x: T) => T; shift: () => T; remove: (x: T) => T | null };
 const [esm] = QUEUE_FILES;
@@ -16,11 +16,17 @@ t.test('the installed postgres.js has the patched queue, in its ESM and CJS copi
   }
 });
 
-t.test('the patch applies once, and refuses a queue.js it does not know', async (t) => {
-  const patched = readFileSync(QUEUE_FILES[0]!, 'utf8');
-  t.equal(patchQueue(patchQueue(patched)), patched, 'idempotent');
-  t.throws(() => patchQueue('export default function Queue() {}'), /not the 3\.4\.9 text/);
-});
+t.test(
+  'the patch turns the published text into the installed one, once, and refuses a text it does not know',
+  async (t) => {
+    const patched = readFileSync(QUEUE_FILES[0]!, 'utf8');
+    const published = PATCHES.reduce((text, [before, after]) => text.replace(after, before), patched);
+    t.not(published, patched);
+    t.equal(patchQueue(published), patched, 'the published 3.4.9 text, patched');
+    t.equal(patchQueue(patched), patched, 'idempotent');
+    t.throws(() => patchQueue('export default function Queue() {}'), /not the 3\.4\.9 text/);
+  },
+);
 
 t.test('the busy-queue cycle of a saturated pool keeps its order and its length', async (t) => {
   // What postgres.js does per query while all connections are busy: shift one, remove it from its queue, push it.
