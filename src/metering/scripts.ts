@@ -8,9 +8,12 @@
 // Per client: win:<client>, a sorted set of admitted request ids by time (the sliding 60 s window).
 // Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, with a one-hour TTL; the reaper
 // refunds reservations older than five minutes (their process died before settling), found by their remaining TTL.
-// Stream `usage`: charged requests waiting to be flushed to Postgres (consumer group `flush`), one entry per settled
-// batch, one field `e`: its events separated by newlines, each
-// "<request id>|<client>|<key>|<mode>|<surface>|<period>|<used at, ms>|<pend field>".
+// Usage waiting to be flushed to Postgres, as counts (never a value per request):
+//   usage:open     hash  charged requests settled since the last seal, counted per
+//                        "<client>|<key>|<mode>|<surface>|<period>|<UTC day>|<pend field>"
+//   usage:batch:*  hash  a sealed usage:open (renamed: it never changes again), named by Redis's clock in µs and a
+//                        sequence number, so a name is never given twice, even after Redis has lost its data
+//   usage:sealed   list  the sealed batches' names, oldest first, until a flush has recorded and acknowledged them
 
 // What one script run has read and written, so that the admissions after the first in a batch read their window and
 // balance from here (exactly what Redis holds: every change this run makes is tracked) and the counter increments are
@@ -136,13 +139,13 @@ end
 /**
  * One turn of a process's event loop, in one round trip and one script run: the settlements of the requests it
  * answered, then the admissions of the requests it read. No KEYS (the key prefix comes first in ARGV). ARGV: prefix,
- * current period, the number of settlements n, n settlements "<charge 1|0>|<event>" (the event starts with the
- * request id), then one argument per admission: "subject|client id|now_ms|rpm|ver|period|request_id|grant field|free".
+ * current period, the number of settlements n, n settlements "<charge 1|0>|<request id>|<usage>" (usage:
+ * "<client>|<key>|<mode>|<surface>|<period>|<UTC day>"), then one argument per admission: "subject|client id|now_ms|rpm|ver|period|request_id|grant field|free".
  * (One argument per request rather than one per field: each argument costs the client its encoding and Redis its
  * parsing, more than the script's string.match.)
  *
- * Settlement: charge turns the reservation into a usage event, all of the turn's in one stream entry; refund gives
- * the credit back. A reservation already settled (or reaped) is skipped, so settling twice changes nothing. The
+ * Settlement: charge turns the reservation into one more charged request counted in usage:open; refund gives the
+ * credit back. A reservation already settled (or reaped) is skipped, so settling twice changes nothing. The
  * settlements run first, before any admission has read a balance, so admissions see the refunds.
  * Admission: each is exactly one ADMIT_ONE admission, in order, as atomic and exact as one call each.
  * Returns the four values of each admission, one after the other.
@@ -150,16 +153,15 @@ end
 export const TURN = `${ADMIT_ONE}${REFUND}
 local prefix, period = ARGV[1], ARGV[2]
 local first_admission = 4 + tonumber(ARGV[3])
-local events = {}
+local open = prefix .. 'usage:open'
 for i = 4, first_admission - 1 do
-  local charge, event = string.match(ARGV[i], '^(%d)|(.*)$')
-  local rid, event_period = string.match(event, '^([^|]*)|[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)')
+  local charge, rid, usage = string.match(ARGV[i], '^(%d)|([^|]*)|(.*)$')
   local value = redis.call('GETDEL', prefix .. 'res:' .. rid)
   if value then
     if charge == '1' then
       local field, pend = string.match(value, '^([^|]*)|[^|]*|(.*)$')
-      hincr(pend, 'n:' .. event_period, 1)
-      events[#events + 1] = event .. '|' .. field
+      hincr(pend, 'n:' .. string.match(usage, '^[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)'), 1)
+      hincr(open, usage .. '|' .. field, 1)
     else
       refund(value, period)
     end
@@ -176,7 +178,6 @@ for i = first_admission, #ARGV do
   n = n + 4
 end
 apply()
-if #events > 0 then redis.call('XADD', prefix .. 'usage', '*', 'e', table.concat(events, '\\n')) end
 return out
 `;
 
@@ -221,22 +222,44 @@ return 1
 `;
 
 /**
- * KEYS: stream. ARGV: group, then per stream entry: its id, its number of events n, and n (full pend key, field,
- * period) triples. Acks a flushed batch; an entry acked before (by another flusher) changes nothing. (The flusher
- * trims acknowledged entries from the stream once per batch.)
+ * ARGV: prefix, seal (1: first seal usage:open as a new batch), most. Returns the oldest sealed batches, at most
+ * `most`, each as { name, [field, count, field, count, ...] }.
+ */
+export const SEAL = `
+local prefix, seal, most = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local open, sealed = prefix .. 'usage:open', prefix .. 'usage:sealed'
+if seal == '1' and redis.call('EXISTS', open) == 1 then
+  local now = redis.call('TIME')
+  local name = prefix .. 'usage:batch:' .. now[1] .. string.format('%06d', now[2]) .. '-' ..
+    redis.call('INCR', prefix .. 'usage:seq')
+  redis.call('RENAME', open, name)
+  redis.call('RPUSH', sealed, name)
+end
+local out = {}
+for _, name in ipairs(redis.call('LRANGE', sealed, 0, most - 1)) do
+  out[#out + 1] = { name, redis.call('HGETALL', name) }
+end
+return out
+`;
+
+/**
+ * ARGV: prefix, then the names of sealed batches recorded in Postgres. Takes their counts off what is pending in
+ * Redis (pend:S, S found from the client and mode) and drops them; a batch acknowledged before (by another flusher)
+ * changes nothing.
  */
 export const ACK = `${BATCH}
-local stream, group = KEYS[1], ARGV[1]
-local i = 2
-while i <= #ARGV do
-  local n = tonumber(ARGV[i + 1])
-  if redis.call('XACK', stream, group, ARGV[i]) == 1 then
-    for j = i + 2, i + 3 * n - 1, 3 do
-      hincr(ARGV[j], ARGV[j + 1], -1)
-      hincr(ARGV[j], 'n:' .. ARGV[j + 2], -1)
-    end
+local prefix = ARGV[1]
+for i = 2, #ARGV do
+  local counts = redis.call('HGETALL', ARGV[i])
+  for j = 1, #counts, 2 do
+    local client, mode, period, field = string.match(counts[j], '^([^|]*)|[^|]*|([^|]*)|[^|]*|([^|]*)|[^|]*|(.*)$')
+    local pend = prefix .. 'pend:' .. client .. (mode == 'test' and ':test' or '')
+    local n = tonumber(counts[j + 1])
+    hincr(pend, field, -n)
+    hincr(pend, 'n:' .. period, -n)
   end
-  i = i + 2 + 3 * n
+  redis.call('DEL', ARGV[i])
+  redis.call('LREM', prefix .. 'usage:sealed', 0, ARGV[i])
 end
 apply()
 return 1

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsy
 import { serializeDictionary } from 'structured-headers';
 import { ApiError, prepareError, sendError, toApiError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
-import { ACK, INIT, REAP, TURN } from '../metering/scripts.ts';
+import { ACK, INIT, REAP, SEAL, TURN } from '../metering/scripts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,9 +54,9 @@ declare module 'fastify' {
 /** Routes marked `config: { free: true }` count against the rate limit but never cost a credit. */
 const isFree = (request: FastifyRequest) =>
   (request.routeOptions.config as { free?: boolean } | undefined)?.free === true;
-const STREAM = 'usage';
-const GROUP = 'flush';
 const FLUSH_MS = 1000;
+/** Sealed usage batches a flush reads from Redis and records in Postgres at once. */
+const BATCHES_PER_STEP = 100;
 /** Failed authentications allowed per address per minute before 429. */
 export const AUTH_FAILURES_PER_MINUTE = 60;
 
@@ -73,6 +73,15 @@ function currentPeriod(now: number): string {
     };
   }
   return periodCache.name;
+}
+/** The UTC day of `now` (YYYY-MM-DD), for the hot path like currentPeriod. */
+let dayCache = { from: 0, to: -1, name: '' };
+function currentDay(now: number): string {
+  if (now < dayCache.from || now >= dayCache.to) {
+    const from = now - (now % 86_400_000);
+    dayCache = { from, to: from + 86_400_000, name: new Date(from).toISOString().slice(0, 10) };
+  }
+  return dayCache.name;
 }
 /** Admissions sent in one script call at most; more in one turn of the event loop go in several calls. */
 const ADMIT_BATCH_MAX = 256;
@@ -102,8 +111,8 @@ interface UsageRow {
   day: string;
   n: number;
 }
-/** One charged request, as a flush counts it. */
-interface UsageEvent {
+/** Charged requests of one kind, as a flush counts them. */
+interface Usage {
   batch: string;
   clientId: string;
   keyId: string;
@@ -112,7 +121,8 @@ interface UsageEvent {
   bucket: string;
   packId: string | null;
   period: string;
-  usedAtMs: number;
+  day: string;
+  n: number;
 }
 /**
  * Charged requests counted per batch, client, key, mode, surface, bucket, pack, period and UTC day: the rows a flush
@@ -125,11 +135,10 @@ class UsageCounts {
   get size() {
     return this.counts.size;
   }
-  add(e: UsageEvent) {
-    const day = new Date(e.usedAtMs).toISOString().slice(0, 10);
-    const key = [e.batch, e.clientId, e.keyId, e.mode, e.surface, e.bucket, e.packId, e.period, day].join('|');
+  add(e: Usage) {
+    const key = [e.batch, e.clientId, e.keyId, e.mode, e.surface, e.bucket, e.packId, e.period, e.day].join('|');
     const row = this.counts.get(key);
-    if (row) row.n++;
+    if (row) row.n += e.n;
     else {
       this.counts.set(key, {
         batch_id: e.batch,
@@ -140,8 +149,8 @@ class UsageCounts {
         bucket: e.bucket,
         pack_id: e.packId,
         period: e.period,
-        day,
-        n: 1,
+        day: e.day,
+        n: e.n,
       });
     }
   }
@@ -162,11 +171,13 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   const redis = app.redis;
   redis.defineCommand('meterReap', { numberOfKeys: 0, lua: REAP });
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
-  redis.defineCommand('meterAck', { numberOfKeys: 1, lua: ACK });
+  redis.defineCommand('meterSeal', { numberOfKeys: 0, lua: SEAL });
+  redis.defineCommand('meterAck', { numberOfKeys: 0, lua: ACK });
   type Scripted = {
     meterTurn: (...args: (string | number)[]) => Promise<(string | number)[]>;
     meterReap: (...args: (string | number)[]) => Promise<number>;
     meterInit: (...args: (string | number)[]) => Promise<number>;
+    meterSeal: (...args: (string | number)[]) => Promise<[name: string, counts: string[]][]>;
     meterAck: (...args: (string | number)[]) => Promise<number>;
   };
   const r = redis as unknown as Scripted & typeof redis;
@@ -178,7 +189,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
   turns.on('error', () => {}); // reported by the shared connection; a failed admission fails open
   turns.defineCommand('meterTurn', { numberOfKeys: 0, lua: TURN });
   const a = turns as unknown as Scripted;
-  const consumer = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const processName = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const stats = { failOpen: 0, speculative: 0, wasted: 0 };
   /** Charged requests admitted without Redis, waiting for the flush, in batches of their own name. */
   const unmetered: UsageCounts[] = [];
@@ -225,7 +236,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     });
     return b;
   };
-  /** Settlements waiting for the turn's call, one argument each: "<charge 1|0>|<event>". */
+  /** Settlements waiting for the turn's call, one argument each: "<charge 1|0>|<request id>|<usage>" (see TURN). */
   let settling: string[] = [];
   let turnScheduled = false;
   let settleTimer: NodeJS.Timeout | null = null;
@@ -425,7 +436,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       if (charge) {
         let open = unmetered.at(-1);
         if (!open || open.sealed) {
-          unmetered.push((open = new UsageCounts(`unmetered:${consumer}:${++unmeteredBatches}`)));
+          unmetered.push((open = new UsageCounts(`unmetered:${processName}:${++unmeteredBatches}`)));
         }
         open.add({
           batch: open.name,
@@ -436,13 +447,14 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
           bucket: auth.mode === 'test' ? 'test' : 'unmetered',
           packId: null,
           period: m.period,
-          usedAtMs: Date.now(),
+          day: currentDay(Date.now()),
+          n: 1,
         });
       }
       return;
     }
-    const event = `${request.id}|${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${Date.now()}`;
-    settling.push(`${charge ? 1 : 0}|${event}`);
+    const usage = `${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${currentDay(Date.now())}`;
+    settling.push(`${charge ? 1 : 0}|${request.id}|${usage}`);
     if (settling.length >= ADMIT_BATCH_MAX) void sendTurn();
     else settleTimer ??= setTimeout(sendTurn, SETTLE_DELAY_MS);
   }
@@ -523,19 +535,6 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
 
   let flushing: Promise<number> | null = null;
-  /** Drops acknowledged entries: everything older than the oldest entry any consumer still has pending. */
-  async function trimStream() {
-    const [count, oldestPending] = (await redis.xpending(STREAM, GROUP)) as [number, string | null];
-    let minId = count > 0 ? oldestPending : null;
-    if (minId === null) {
-      const groups = (await redis.xinfo('GROUPS', STREAM)) as (string | number)[][];
-      const group = groups.find((g) => g[1] === GROUP);
-      const at = group ? group.indexOf('last-delivered-id') : -1;
-      minId = at >= 0 ? String(group![at + 1]) : null;
-    }
-    if (minId && minId !== '0-0') await redis.xtrim(STREAM, 'MINID', minId);
-  }
-
   let lastReap = 0;
   const reapOrphans = async () => {
     lastReap = Date.now();
@@ -568,35 +567,17 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         throw err;
       }
     }
-    await sendTurn(); // every settlement so far has run, so the stream holds its events
+    await sendTurn(); // every settlement so far has run: usage:open holds its counts
     if (Date.now() - lastReap > 60_000) await reapOrphans();
-    try {
-      await redis.xgroup('CREATE', STREAM, GROUP, '0', 'MKSTREAM');
-    } catch {
-      // BUSYGROUP: it exists
-    }
-    for (;;) {
-      const claimed = (await redis.xautoclaim(STREAM, GROUP, consumer, 30000, '0', 'COUNT', 100)) as [
-        string,
-        [string, string[]][],
-      ];
-      const fresh = (await redis.xreadgroup('GROUP', GROUP, consumer, 'COUNT', 200, 'STREAMS', STREAM, '>')) as
-        [string, [string, string[]][]][] | null;
-      const messages = [...(claimed[1] ?? []), ...(fresh?.[0]?.[1] ?? [])].filter((m) => Array.isArray(m[1]));
-      if (messages.length === 0) {
-        await trimStream();
-        return written;
-      }
-      // An entry holds the events of one settled batch, one per line (an entry written before batching: one); it is
-      // recorded in Postgres as a batch named after the stream entry.
+    // Seal usage:open once (requests settled from now on wait for the next flush), then record every sealed batch:
+    // this process's and any left by another, including one whose process died before acknowledging it.
+    for (let seal = 1; ; seal = 0) {
+      const sealed = await r.meterSeal(opts.keyPrefix, seal, BATCHES_PER_STEP);
+      if (sealed.length === 0) return written;
       const counts = new UsageCounts();
-      const ackArgs: (string | number)[] = [];
-      for (const [id, kv] of messages) {
-        const lines = (kv[1] ?? '').split('\n').filter((line) => line !== '');
-        ackArgs.push(id, lines.length);
-        const batch = `${opts.keyPrefix}${STREAM}:${id}`;
-        for (const line of lines) {
-          const [, clientId, keyId, mode, surface, period, usedAt, field] = line.split('|') as string[];
+      for (const [batch, kv] of sealed) {
+        for (let i = 0; i < kv.length; i += 2) {
+          const [clientId, keyId, mode, surface, period, day, field] = kv[i]!.split('|') as string[];
           counts.add({
             batch,
             clientId: clientId!,
@@ -606,19 +587,19 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
             bucket: bucketOf(field!),
             packId: field!.startsWith('p:') ? field!.slice(2) : null,
             period: period!,
-            usedAtMs: Number(usedAt),
+            day: day!,
+            n: Number(kv[i + 1]),
           });
-          ackArgs.push(`${opts.keyPrefix}pend:${mode === 'test' ? `${clientId}:test` : clientId}`, field!, period!);
         }
       }
       await moveUsage(async () => {
         if (counts.size > 0) written += await recordUsage(counts.rows());
-        await r.meterAck(STREAM, GROUP, ...ackArgs);
+        await r.meterAck(opts.keyPrefix, ...sealed.map(([batch]) => batch));
       });
     }
   }
   /**
-   * Flushes everything settled before the call. A flush already running may have read the stream before the
+   * Flushes everything settled before the call. A flush already running may have sealed its batch before the
    * caller's events reached it, so a call made meanwhile waits for it and then runs one more (shared by every call
    * made during the same run).
    */

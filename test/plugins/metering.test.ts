@@ -435,7 +435,60 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   await settling;
   t.equal(await app.reapOrphans(), 0, 'settled requests leave nothing to reap');
   await app.flushUsage();
-  t.ok((await app.redis.xlen('usage')) <= 1, 'acknowledged usage is trimmed from the stream');
+  t.ok((await app.redis.llen('usage:sealed')) <= 1, 'acknowledged batches leave Redis');
+});
+
+t.test('a sealed batch whose process died is recorded by another flush, once, even if recorded before', async (t) => {
+  const c = await newClient('pro');
+  const period = periodOf(Date.now());
+  const day = new Date().toISOString().slice(0, 10);
+  const name = `usage:batch:dead-${c.client.id}`;
+  /** What a process that settled 4 requests and sealed them leaves in Redis when it dies before acknowledging. */
+  const leaveBatch = async () => {
+    await app.redis.hset(name, `${c.client.id}|${c.keyId}|live|rest|${period}|${day}|m:${period}`, 4);
+    await app.redis.hincrby(`pend:${c.client.id}`, `m:${period}`, 4);
+    await app.redis.hincrby(`pend:${c.client.id}`, `n:${period}`, 4);
+    await app.redis.rpush('usage:sealed', `${ctx.prefix}${name}`);
+  };
+  const pending = async () => Number((await app.redis.hget(`pend:${c.client.id}`, `n:${period}`)) ?? 0);
+
+  await leaveBatch();
+  t.equal((await usage(c.headers)).events_count, 4, 'counted while it waits in Redis');
+  await app.flushUsage();
+  t.equal(await chargedRequests(c.client.id), 4, 'recorded in Postgres');
+  t.equal(await pending(), 0, 'no longer pending in Redis');
+  t.equal(await app.redis.exists(name), 0, 'dropped once recorded');
+
+  await leaveBatch(); // recorded, but the acknowledgement was lost: it is still in Redis
+  await app.flushUsage();
+  t.equal(await chargedRequests(c.client.id), 4, 'the same batch again records nothing');
+  t.equal(await pending(), 0, 'and is acknowledged');
+  t.equal((await usage(c.headers)).events_count, 4);
+});
+
+t.test('usage is counted, not listed: one field per kind of request, whatever the number', async (t) => {
+  const c = await newClient('pro');
+  const { key: second } = await c.svc.createKey(c.client.id, 'live');
+  await app.flushUsage();
+  t.same(await statuses(c.headers, 5), [200, 200, 200, 200, 200]);
+  t.same(await statuses({ authorization: `Bearer ${second}` }, 3), [200, 200, 200]);
+  await new Promise((resolve) => setTimeout(resolve, 20)); // the last settlements go after 5 ms
+  const open = await app.redis.hgetall('usage:open');
+  const mine = Object.entries(open).filter(([field]) => field.startsWith(c.client.id));
+  t.ok(mine.length <= 2, 'at most one field per key');
+  t.ok(
+    mine.every(([field]) => field.endsWith(`|m:${periodOf(Date.now())}`)),
+    'each field names its ledger bucket',
+  );
+  await app.flushUsage();
+  t.equal(await chargedRequests(c.client.id), 8);
+  const keys = await sql<{ key_id: string; requests: number }[]>`
+    SELECT key_id, requests::int FROM meter.usage_daily WHERE client_id = ${c.client.id} ORDER BY requests`;
+  t.same(
+    keys.map((k) => k.requests),
+    [3, 5],
+    'per key',
+  );
 });
 
 t.test('Redis that does not answer: requests are allowed within about a second, counted, and reconciled', async (t) => {
