@@ -50,7 +50,7 @@ lint:
 format:
 	@prettier --check 'src/**/*.ts' 'test/**/*.ts' 'scripts/**/*.ts' 'bench/**/*.ts'
 
-bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and metering
+bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and a bare Redis round trip, metered
 	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-8} --connections 32 --rounds $${ROUNDS:-3} --endpoint $${ENDPOINT:-/parcels/1}
 
 bench: services ## issue 9 benchmark on SCALE synthetic parcels (default 1000000; 10800000 = full state) into bench/RESULTS.md

@@ -2,7 +2,7 @@
 // against the full NAL import (decode, validate, map, COPY to staging, merge into core.parcels with its trigram,
 // GiST and btree indexes), rows/s for each, their ratio, and the importer's peak RSS. Writes bench/results/import.md.
 //   node --import tsx bench/import.ts [--rows 200000] [--database florida_bench_import]
-import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -11,6 +11,7 @@ import { ownerDatabaseUrl, withDatabase } from '../src/db-url.ts';
 import { NAL_COLUMNS, importNal } from '../src/importers/nal.ts';
 import { csvLine } from '../src/importers/csv.ts';
 import type { ImportSummary } from '../src/importers/pipeline.ts';
+import { writeReport } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -177,8 +178,7 @@ async function main() {
     '',
     `Peak RSS of the importer process: ${fmt(peak / 1048576)} MB sampled during the imports (maxRSS ${fmt(rss)} MB including generation).`,
   ];
-  mkdirSync(`${ROOT}bench/results`, { recursive: true });
-  writeFileSync(`${ROOT}bench/results/import.md`, lines.join('\n') + '\n');
+  writeReport(`${ROOT}bench/results/import.md`, lines.join('\n'));
   console.log(lines.join('\n'));
 }
 

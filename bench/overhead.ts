@@ -1,5 +1,6 @@
 // The cost of authentication and metering: the same endpoint served unguarded (/bench/none/v1), with auth only
-// (/bench/auth/v1) and with auth and metering (/v1), in one run, by one API process. The load generator is a
+// (/bench/auth/v1), with auth plus metering's bare Redis round trip (/bench/roundtrip/v1: its floor, see
+// src/plugins/round-trip-floor.ts) and with auth and metering (/v1), in one run, by one API process. The load generator is a
 // separate process (wrk when installed, else the autocannon CLI), so it does not share the server's event loop;
 // variants are interleaved in a rotating order and repeated, and medians are reported, because the machine is small
 // and shared.
@@ -17,7 +18,6 @@
 //   node --import tsx bench/overhead.ts [--seconds 8] [--connections 32] [--rounds 3] [--endpoint /parcels/1]
 //       [--tool wrk|autocannon] [--profile DIR (the server writes a V8 CPU profile there)] [--no-write]
 import { execSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -25,6 +25,7 @@ import postgres from 'postgres';
 import { loadConfig } from '../src/config.ts';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
 import { benchClient, startApi } from './api.ts';
+import { writeReport } from './report.ts';
 import { cpuMs, freePort, generateLoad, pickTool, toolName, type Load as Run } from './load.ts';
 
 const { values } = parseArgs({
@@ -57,9 +58,14 @@ const api = await startApi(
 );
 const base = api.base;
 
-type Variant = 'none' | 'auth' | 'auth+meter';
-const VARIANTS: Variant[] = ['none', 'auth', 'auth+meter'];
-const prefixes: Record<Variant, string> = { none: '/bench/none/v1', auth: '/bench/auth/v1', 'auth+meter': '/v1' };
+type Variant = 'none' | 'auth' | 'auth+round trip' | 'auth+meter';
+const VARIANTS: Variant[] = ['none', 'auth', 'auth+round trip', 'auth+meter'];
+const prefixes: Record<Variant, string> = {
+  none: '/bench/none/v1',
+  auth: '/bench/auth/v1',
+  'auth+round trip': '/bench/roundtrip/v1',
+  'auth+meter': '/v1',
+};
 const url = (v: Variant) => `${base}${prefixes[v]}${ENDPOINT}`;
 
 const redis = new Redis(loadConfig({ ...process.env, LOG_LEVEL: 'warn' }).REDIS_URL, { lazyConnect: true });
@@ -89,6 +95,8 @@ for (const v of VARIANTS) {
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`${v}: ${ENDPOINT} answered ${res.status}`);
   if (res.headers.has('ratelimit') !== (v === 'auth+meter')) throw new Error(`${v}: unexpected rate-limit headers`);
+  if (res.headers.has('x-bench-round-trip') !== (v === 'auth+round trip'))
+    throw new Error(`${v}: unexpected round trip`);
 }
 
 interface Load extends Run {
@@ -102,8 +110,9 @@ const load = (v: Variant, conns: number, secs: number): Promise<Load> =>
     throw new Error(`${v}: ${err.message}`);
   });
 
-const sat: Record<Variant, Load[]> = { none: [], auth: [], 'auth+meter': [] };
-const lone: Record<Variant, Load[]> = { none: [], auth: [], 'auth+meter': [] };
+const perVariant = () => Object.fromEntries(VARIANTS.map((v) => [v, []])) as unknown as Record<Variant, Load[]>;
+const sat = perVariant();
+const lone = perVariant();
 const loads: number[] = [];
 
 // Warm-up: JIT, connection pools, the key cache and the Redis balance.
@@ -125,7 +134,7 @@ for (let round = 0; round < rounds; round++) {
     lone[v].push(l);
     loads.push(loadavg()[0]!);
     console.error(
-      `round ${round + 1} ${v.padEnd(10)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)} ms` +
+      `round ${round + 1} ${v.padEnd(15)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)} ms` +
         ` cpu µs/req api ${s.cpu.api.toFixed(0)} redis ${s.cpu.redis.toFixed(0)} pg ${s.cpu.pg.toFixed(0)}` +
         ` | 1 conn: ${l.rps.toFixed(0).padStart(5)} req/s  p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)} ms`,
     );
@@ -168,6 +177,8 @@ const cpuRow = (v: Variant) =>
   )} | ${median(apiCost(v)).toFixed(1)}% |`;
 const finalCost = median(cost('auth+meter'));
 const finalP50 = median(addedP50('auth+meter'));
+const floorCost = median(cost('auth+round trip'));
+const floorP50 = median(addedP50('auth+round trip'));
 let commit = 'unknown';
 try {
   commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
@@ -186,8 +197,10 @@ const report = `# Auth and metering overhead
 - Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with Postgres, Redis and
   other work (1-minute load average during the runs: ${spread(loads, 1)})
 - Command: \`make bench-overhead\` (\`${command}\`)
-- Setup: one API process (\`src/main.ts\`, \`BENCH_ROUTES=true\`) serves GET ${ENDPOINT} three ways: unguarded
-  (\`/bench/none/v1\`), auth only (\`/bench/auth/v1\`), auth and metering (\`/v1\`, an Enterprise key with a very high
+- Setup: one API process (\`src/main.ts\`, \`BENCH_ROUTES=true\`) serves GET ${ENDPOINT} four ways: unguarded
+  (\`/bench/none/v1\`), auth only (\`/bench/auth/v1\`), auth plus one bare Redis round trip per request
+  (\`/bench/roundtrip/v1\`, batched per event-loop turn and overlapped with the handler as metering's is, with a
+  script that only answers one value per request), and auth and metering (\`/v1\`, an Enterprise key with a very high
   RPM, so every request is admitted and charged). The load generator is ${generator}, in its own process. After a 2 s
   warm-up per variant, ${rounds} rounds; in each round every variant (order rotating) runs ${seconds} s at ${connections}
   connections (saturation) and ${seconds} s at 1 connection (latency). Medians over rounds, with the range in brackets.
@@ -206,11 +219,18 @@ Target (auth and metering together): throughput cost under 10%: **${finalCost < 
 (${finalCost.toFixed(1)}%, per round ${spread(cost('auth+meter'), 1)}%); under 0.3 ms added at the median:
 **${finalP50 < 0.3 ? 'met' : 'missed'}** (${finalP50.toFixed(3)} ms, per round ${spread(addedP50('auth+meter'), 3)} ms).
 
+The floor, measured in the same run: auth plus the bare round trip, the least any metering exact across API processes
+costs (every admission reaches the one shared Redis before its answer goes out), costs ${floorCost.toFixed(1)}% of
+throughput (per round ${spread(cost('auth+round trip'), 1)}%) and ${floorP50.toFixed(3)} ms at the median (per round
+${spread(addedP50('auth+round trip'), 3)} ms). Metering's own work (the window, the credit pool, the reservation,
+settlement, headers and the usage flush) is the rest: ${(finalCost - floorCost).toFixed(1)} points of throughput and
+${(finalP50 - floorP50).toFixed(3)} ms.
+
 "API-process throughput cost" is 1 minus the ratio of the API process's CPU per request (unguarded / guarded): the
 throughput an API process loses when it has a core to itself and Redis and Postgres run elsewhere, as in production.
 Here all of them and the load generator share ${cpus().length} cores, so every CPU microsecond Redis and Postgres spend
 on metering (one Lua script run per event-loop turn, settling and admitting together; usage flushed every second as
-counts per stream entry) comes out of the API's throughput too: that is the end-to-end "throughput cost".
+counts per sealed batch) comes out of the API's throughput too: that is the end-to-end "throughput cost".
 
 How to read it: "throughput cost" and "added service time" (1 / req/s minus the same for the unguarded route) are
 paired per round with the unguarded run of that round, then the median is taken. The median at ${connections}
@@ -218,9 +238,6 @@ connections is queueing (about ${connections} × the service time) rather than t
 median" is measured with one connection, where nothing waits in front of a request. The server's CPU is shared with
 the load generator, Postgres and Redis on this machine, so absolute numbers are lower than on a dedicated host.
 `;
-if (!values['no-write']) {
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/overhead.md', report);
-}
+if (!values['no-write']) writeReport('bench/results/overhead.md', report);
 console.log(report);
 process.exit(0);

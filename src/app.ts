@@ -10,6 +10,7 @@ import health from './plugins/health.ts';
 import openapi from './plugins/openapi.ts';
 import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
+import roundTripFloor from './plugins/round-trip-floor.ts';
 import apiRoutes from './routes/index.ts';
 import mcp from './mcp/server.ts';
 
@@ -50,7 +51,10 @@ export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): F
 
 export interface BuildOptions {
   logStream?: NodeJS.WritableStream;
-  /** Benchmarks only: also serve the API unguarded under /bench/none/v1 and with auth alone under /bench/auth/v1. */
+  /**
+   * Benchmarks only: also serve the API unguarded under /bench/none/v1, with auth alone under /bench/auth/v1, and with
+   * auth plus metering's bare Redis round trip under /bench/roundtrip/v1.
+   */
   benchRoutes?: boolean;
 }
 
@@ -103,6 +107,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   if (opts.benchRoutes) {
     await app.register(apiRoutes, { prefix: '/bench/none/v1', guard: 'none' });
     await app.register(apiRoutes, { prefix: '/bench/auth/v1', guard: 'auth' });
+    // Auth plus one Redis round trip per request, batched and overlapped as metering's are: metering's floor.
+    await app.register(async (scope) => {
+      await scope.register(roundTripFloor);
+      await scope.register(apiRoutes, { prefix: '/bench/roundtrip/v1', guard: 'auth' });
+    });
     // The HTTP floor: the same stack answering a fixed body of a given size, with no database or Redis work.
     const bodies = new Map<number, string>();
     app.get<{ Querystring: { bytes?: string } }>('/bench/fixed', { schema: { hide: true } }, async (request, reply) => {

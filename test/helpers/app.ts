@@ -28,11 +28,14 @@ interface Teardown {
   teardown: (fn: () => unknown) => void;
 }
 
-/** With `opts.db`, a second app on an existing database, as a second API process would be. */
+/**
+ * With `opts.db`, a second app on an existing database, as a second API process would be; with `opts.benchRoutes`,
+ * the benchmark-only routes too.
+ */
 export async function buildTestApp(
   t: Teardown,
   env: Record<string, string> = {},
-  opts: { db?: TestDatabase } = {},
+  opts: { db?: TestDatabase; benchRoutes?: boolean } = {},
 ): Promise<TestContext> {
   const db = opts.db ?? (await createTestDatabase());
   const logs: string[] = [];
@@ -53,7 +56,7 @@ export async function buildTestApp(
     API_KEY_SECRET: TEST_KEY_SECRET,
     ...env,
   });
-  const app = await buildApp(config, { logStream });
+  const app = await buildApp(config, { logStream, benchRoutes: opts.benchRoutes });
   t.teardown(async () => {
     await app.close();
     if (!opts.db) await db.drop();
