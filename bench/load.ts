@@ -1,10 +1,12 @@
 // What the HTTP benchmarks that run against a started API share: the load generator (wrk when installed, else the
 // autocannon CLI, each in a process of its own so it does not share the server's event loop), a free port, and the
-// CPU time of local processes from /proc.
+// CPU time of local processes from /proc, and which processes are Redis and the database's backends.
 import { execFile, execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import type postgres from 'postgres';
 
 const run = promisify(execFile);
 
@@ -110,4 +112,32 @@ export async function generateLoad(
   };
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${r.non2xx} non-2xx, ${r.errors} errors`);
   return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+}
+
+export type Component = 'api' | 'redis' | 'pg';
+export const COMPONENTS: Component[] = ['api', 'redis', 'pg'];
+
+/**
+ * Returns a function giving the pids of each component now: the API process, the Redis server (when it answers
+ * with its pid: it is local) and the backends of `owner`'s database other than `owner`'s own.
+ */
+export async function componentPids(apiPid: number, owner: postgres.Sql, redisUrl: string) {
+  const redis = new Redis(redisUrl, { lazyConnect: true });
+  let redisPid = NaN;
+  try {
+    await redis.connect();
+    redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  } catch {
+    // no Redis CPU column
+  }
+  redis.disconnect();
+  return async (): Promise<Record<Component, number[]>> => ({
+    api: [apiPid],
+    redis: Number.isFinite(redisPid) ? [redisPid] : [],
+    pg: (
+      await owner<
+        { pid: number }[]
+      >`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
+    ).map((r) => r.pid),
+  });
 }

@@ -20,13 +20,22 @@
 import { execSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { loadConfig } from '../src/config.ts';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
 import { benchClient, startApi } from './api.ts';
 import { writeReport } from './report.ts';
-import { cpuMs, freePort, generateLoad, pickTool, toolName, type Load as Run } from './load.ts';
+import {
+  COMPONENTS,
+  componentPids,
+  cpuMs,
+  freePort,
+  generateLoad,
+  pickTool,
+  toolName,
+  type Component,
+  type Load as Run,
+} from './load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -68,26 +77,11 @@ const prefixes: Record<Variant, string> = {
 };
 const url = (v: Variant) => `${base}${prefixes[v]}${ENDPOINT}`;
 
-const redis = new Redis(loadConfig({ ...process.env, LOG_LEVEL: 'warn' }).REDIS_URL, { lazyConnect: true });
-let redisPid = NaN;
-try {
-  await redis.connect();
-  redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
-} catch {
-  // no Redis CPU column
-}
-redis.disconnect();
-const processes = async () => ({
-  api: [api.process.pid!],
-  redis: Number.isFinite(redisPid) ? [redisPid] : [],
-  pg: (
-    await owner<
-      { pid: number }[]
-    >`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
-  ).map((r) => r.pid),
-});
-type Component = 'api' | 'redis' | 'pg';
-const COMPONENTS: Component[] = ['api', 'redis', 'pg'];
+const processes = await componentPids(
+  api.process.pid!,
+  owner,
+  loadConfig({ ...process.env, LOG_LEVEL: 'warn' }).REDIS_URL,
+);
 
 // Each variant must really be what it claims: 200, and rate-limit headers exactly where metering runs.
 for (const v of VARIANTS) {
