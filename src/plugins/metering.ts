@@ -61,27 +61,18 @@ const BATCHES_PER_STEP = 100;
 export const AUTH_FAILURES_PER_MINUTE = 60;
 
 export const periodOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
-/** periodOf for the hot path: the month is computed again only when `now` leaves the one computed last. */
-let periodCache = { from: 0, to: -1, name: '' };
-function currentPeriod(now: number): string {
-  if (now < periodCache.from || now >= periodCache.to) {
-    const d = new Date(now);
-    periodCache = {
-      from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
-      to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
-      name: periodOf(now),
-    };
-  }
-  return periodCache.name;
-}
-/** The UTC day of `now` (YYYY-MM-DD), for the hot path like currentPeriod. */
-let dayCache = { from: 0, to: -1, name: '' };
-function currentDay(now: number): string {
-  if (now < dayCache.from || now >= dayCache.to) {
+/**
+ * The UTC day (YYYY-MM-DD) and month (the period, YYYY-MM) of `now`, for the hot path: computed again only when `now`
+ * leaves the day computed last.
+ */
+let today = { from: 0, to: -1, day: '', period: '' };
+function calendar(now: number): { day: string; period: string } {
+  if (now < today.from || now >= today.to) {
     const from = now - (now % 86_400_000);
-    dayCache = { from, to: from + 86_400_000, name: new Date(from).toISOString().slice(0, 10) };
+    const day = new Date(from).toISOString().slice(0, 10);
+    today = { from, to: from + 86_400_000, day, period: day.slice(0, 7) };
   }
-  return dayCache.name;
+  return today;
 }
 /** Admissions sent in one script call at most; more in one turn of the event loop go in several calls. */
 const ADMIT_BATCH_MAX = 256;
@@ -254,7 +245,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     if (b === null && settled.length === 0) return lastTurn;
     batch = null;
     settling = [];
-    const period = currentPeriod(Date.now());
+    const period = calendar(Date.now()).period;
     lastTurn = a.meterTurn(opts.keyPrefix, period, settled.length, ...settled, ...(b?.args ?? [])).then(
       (out) => b?.resolve(out),
       (err: Error) => {
@@ -293,7 +284,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
    */
   async function admit(request: FastifyRequest, reply: FastifyReply, surface: Surface, now: number, free: boolean) {
     let auth = request.auth!;
-    const period = currentPeriod(now);
+    const period = calendar(now).period;
     let result = auth.trialCapDue ? null : await admitOnce(request.id, auth, auth.creditVersion, now, period, free);
     if (result === null || result[0] === -1) {
       let refusal = await app.reauthenticate(request, reply, surface);
@@ -447,13 +438,13 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
           bucket: auth.mode === 'test' ? 'test' : 'unmetered',
           packId: null,
           period: m.period,
-          day: currentDay(Date.now()),
+          day: calendar(Date.now()).day,
           n: 1,
         });
       }
       return;
     }
-    const usage = `${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${currentDay(Date.now())}`;
+    const usage = `${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${calendar(Date.now()).day}`;
     settling.push(`${charge ? 1 : 0}|${request.id}|${usage}`);
     if (settling.length >= ADMIT_BATCH_MAX) void sendTurn();
     else settleTimer ??= setTimeout(sendTurn, SETTLE_DELAY_MS);
