@@ -108,10 +108,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     await app.register(apiRoutes, { prefix: '/bench/none/v1', guard: 'none' });
     await app.register(apiRoutes, { prefix: '/bench/auth/v1', guard: 'auth' });
     // Auth plus one Redis round trip per request, batched and overlapped as metering's are: metering's floor.
-    await app.register(async (scope) => {
-      await scope.register(roundTripFloor);
-      await scope.register(apiRoutes, { prefix: '/bench/roundtrip/v1', guard: 'auth' });
-    });
+    await app.register(roundTripFloor);
+    await app.register(apiRoutes, { prefix: '/bench/roundtrip/v1', guard: 'auth+round trip' });
     // The HTTP floor: the same stack answering a fixed body of a given size, with no database or Redis work.
     const bodies = new Map<number, string>();
     app.get<{ Querystring: { bytes?: string } }>('/bench/fixed', { schema: { hide: true } }, async (request, reply) => {

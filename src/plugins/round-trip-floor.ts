@@ -4,14 +4,20 @@
 // (see metering.ts) with nothing metered. Its answer is the header `X-Bench-Round-Trip` (1), so a benchmark can check
 // that it ran. bench/overhead.ts serves it as the `auth+round trip` variant, beside /v1.
 import fp from 'fastify-plugin';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, onRequestHookHandler, onSendAsyncHookHandler } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The bare round trip's two hooks, added after authenticate by the `auth+round trip` guard (routes/index.ts). */
+    roundTrip: { onRequest: onRequestHookHandler; onSend: onSendAsyncHookHandler };
+  }
+}
 
 /** One value per argument: a decision per request, and nothing else. */
 const ECHO = `local out = {}
 for i = 1, #ARGV do out[i] = 1 end
 return out`;
 
-// fastify-plugin: the hooks apply to the scope that registers it (the bench routes beside it), not to a child.
 export default fp(async (app) => {
   const redis = app.redis.duplicate({ enableAutoPipelining: false });
   redis.on('error', () => {}); // reported by the shared connection
@@ -21,25 +27,28 @@ export default fp(async (app) => {
   let sent: Promise<number[]> | null = null;
   const waiting = new WeakMap<FastifyRequest, Promise<number>>();
 
-  app.addHook('onRequest', (request, _reply, done) => {
-    const at = ids.push(request.id) - 1;
-    if (at === 0) {
-      sent = new Promise((resolve, reject) =>
-        setImmediate(() => {
-          const turn = ids;
-          ids = [];
-          floor.floorTurn(...turn).then(resolve, reject);
-        }),
-      );
-    }
-    const answer = sent!.then((out) => out[at]!);
-    answer.catch(() => {}); // awaited in onSend
-    waiting.set(request, answer);
-    done();
-  });
-  app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('X-Bench-Round-Trip', await waiting.get(request));
-    return payload;
+  app.decorate('roundTrip', {
+    onRequest: (request, _reply, done) => {
+      const at = ids.push(request.id) - 1;
+      if (at === 0) {
+        sent = new Promise((resolve, reject) =>
+          setImmediate(() => {
+            const turn = ids;
+            ids = [];
+            floor.floorTurn(...turn).then(resolve, reject);
+          }),
+        );
+      }
+      const answer = sent!.then((out) => out[at]!);
+      answer.catch(() => {}); // awaited in onSend
+      waiting.set(request, answer);
+      done();
+    },
+    onSend: async (request, reply, payload) => {
+      const answer = waiting.get(request);
+      if (answer) reply.header('X-Bench-Round-Trip', await answer);
+      return payload;
+    },
   });
   app.addHook('onClose', async () => {
     redis.disconnect();

@@ -6,9 +6,12 @@ import parcels from './parcels.ts';
 import sales from './sales.ts';
 import taxDelinquencies from './tax-delinquencies.ts';
 
-/** `guard: 'none'` (or 'auth') serves the routes without auth and metering: only the overhead benchmark does that. */
+/**
+ * `guard: 'none'` (or 'auth') serves the routes without auth and metering, and 'auth+round trip' with auth and
+ * metering's bare Redis round trip (plugins/round-trip-floor.ts): only the overhead benchmark does that.
+ */
 export interface ApiRoutesOptions {
-  guard?: 'auth+meter' | 'auth' | 'none';
+  guard?: 'auth+meter' | 'auth+round trip' | 'auth' | 'none';
 }
 
 const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts) => {
@@ -17,6 +20,10 @@ const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts) => {
   if (guard === 'auth+meter') {
     app.addHook('onRequest', app.meter('rest'));
     app.addHook('onSend', app.awaitAdmission);
+  }
+  if (guard === 'auth+round trip') {
+    app.addHook('onRequest', app.roundTrip.onRequest);
+    app.addHook('onSend', app.roundTrip.onSend);
   }
   await app.register(account);
   await app.register(counties);
