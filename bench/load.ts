@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type postgres from 'postgres';
+import { loadConfig } from '../src/config.ts';
 
 const run = promisify(execFile);
 
@@ -121,8 +122,8 @@ export const COMPONENTS: Component[] = ['api', 'redis', 'pg'];
  * Returns a function giving the pids of each component now: the API process, the Redis server (when it answers
  * with its pid: it is local) and the backends of `owner`'s database other than `owner`'s own.
  */
-export async function componentPids(apiPid: number, owner: postgres.Sql, redisUrl: string) {
-  const redis = new Redis(redisUrl, { lazyConnect: true });
+export async function componentPids(apiPid: number, owner: postgres.Sql) {
+  const redis = new Redis(loadConfig({ ...process.env, LOG_LEVEL: 'warn' }).REDIS_URL, { lazyConnect: true });
   let redisPid = NaN;
   try {
     await redis.connect();
@@ -140,4 +141,18 @@ export async function componentPids(apiPid: number, owner: postgres.Sql, redisUr
       >`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
     ).map((r) => r.pid),
   });
+}
+
+/** Runs `generate` and returns its load with the CPU µs each component (`pids`, read just before) spent a request. */
+export async function withCpu(
+  pids: () => Promise<Record<Component, number[]>>,
+  generate: () => Promise<Load>,
+): Promise<Load & { cpu: Record<Component, number> }> {
+  const of = await pids();
+  const before = COMPONENTS.map((c) => cpuMs(of[c]));
+  const load = await generate();
+  const cpu = Object.fromEntries(
+    COMPONENTS.map((c, k) => [c, ((cpuMs(of[c]) - before[k]!) * 1000) / load.requests]),
+  ) as Record<Component, number>;
+  return { ...load, cpu };
 }

@@ -21,14 +21,13 @@ import { execSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { loadConfig } from '../src/config.ts';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
 import { benchClient, startApi } from './api.ts';
 import { writeReport } from './report.ts';
 import {
   COMPONENTS,
   componentPids,
-  cpuMs,
+  withCpu,
   freePort,
   generateLoad,
   pickTool,
@@ -77,11 +76,7 @@ const prefixes: Record<Variant, string> = {
 };
 const url = (v: Variant) => `${base}${prefixes[v]}${ENDPOINT}`;
 
-const processes = await componentPids(
-  api.process.pid!,
-  owner,
-  loadConfig({ ...process.env, LOG_LEVEL: 'warn' }).REDIS_URL,
-);
+const processes = await componentPids(api.process.pid!, owner);
 
 // Each variant must really be what it claims: 200, and rate-limit headers exactly where metering runs.
 for (const v of VARIANTS) {
@@ -115,14 +110,7 @@ for (let round = 0; round < rounds; round++) {
   // rotate the order so no variant always runs first (or right after the heaviest)
   const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
   for (const v of order) {
-    const pids = await processes();
-    const before = COMPONENTS.map((c) => cpuMs(pids[c]));
-    const s = await load(v, connections, seconds);
-    const after = COMPONENTS.map((c) => cpuMs(pids[c]));
-    s.cpu = Object.fromEntries(COMPONENTS.map((c, i) => [c, ((after[i]! - before[i]!) * 1000) / s.requests])) as Record<
-      Component,
-      number
-    >;
+    const s = await withCpu(processes, () => load(v, connections, seconds));
     const l = await load(v, 1, seconds);
     sat[v].push(s);
     lone[v].push(l);

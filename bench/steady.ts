@@ -10,20 +10,10 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { loadConfig } from '../src/config.ts';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
 import { writeReport } from './report.ts';
 import { benchClient, startApi } from './api.ts';
-import {
-  COMPONENTS,
-  componentPids,
-  cpuMs,
-  freePort,
-  generateLoad,
-  pickTool,
-  toolName,
-  type Component,
-} from './load.ts';
+import { componentPids, withCpu, freePort, generateLoad, pickTool, toolName, type Component } from './load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -47,7 +37,7 @@ const api = await startApi(await freePort(), {});
 const url = `${api.base}${values.path}`;
 const authorization = `Bearer ${bench.key}`;
 const pid = api.process.pid!;
-const processes = await componentPids(pid, owner, loadConfig({ ...process.env, LOG_LEVEL: 'warn' }).REDIS_URL);
+const processes = await componentPids(pid, owner);
 
 const rows: { rps: number; cpuUs: Record<Component, number>; rssMb: number }[] = [];
 /** Active queries seen per sample, by text. */
@@ -68,15 +58,12 @@ async function sampleQueries(until: Promise<unknown>) {
 try {
   await generateLoad(tool, url, connections, 2, authorization); // warm-up: JIT, pools, key cache, balance
   for (let i = 0; i < blocks; i++) {
-    const pids = await processes();
-    const before = COMPONENTS.map((c) => cpuMs(pids[c]));
-    const load = generateLoad(tool, url, connections, seconds, authorization);
-    if (values['sample-queries']) await sampleQueries(load);
-    const run = await load;
-    const after = COMPONENTS.map((c) => cpuMs(pids[c]));
-    const cpuUs = Object.fromEntries(
-      COMPONENTS.map((c, k) => [c, ((after[k]! - before[k]!) * 1000) / run.requests]),
-    ) as Record<Component, number>;
+    const run = await withCpu(processes, async () => {
+      const load = generateLoad(tool, url, connections, seconds, authorization);
+      if (values['sample-queries']) await sampleQueries(load);
+      return load;
+    });
+    const cpuUs = run.cpu;
     const rssMb = rssOf(pid);
     rows.push({ rps: run.rps, cpuUs, rssMb });
     console.error(
