@@ -99,7 +99,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(redis, { url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(health);
   await app.register(openapi);
-  await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX });
+  await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX, usageBatchMs: config.USAGE_BATCH_MS });
   await app.register(auth, { secret: config.API_KEY_SECRET });
   await app.register(apiRoutes, { prefix: '/v1' });
   await app.register(apiRoutes, { prefix: '/api/v1' });

@@ -8,12 +8,18 @@
 // Per client: win:<client>, a sorted set of admitted request ids by time (the sliding 60 s window).
 // Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, with a one-hour TTL; the reaper
 // refunds reservations older than five minutes (their process died before settling), found by their remaining TTL.
-// Usage waiting to be flushed to Postgres, as counts (never a value per request):
-//   usage:open     hash  charged requests settled since the last seal, counted per
-//                        "<client>|<key>|<mode>|<surface>|<period>|<UTC day>|<pend field>"
-//   usage:batch:*  hash  a sealed usage:open (renamed: it never changes again), named by Redis's clock in µs and a
-//                        sequence number, so a name is never given twice, even after Redis has lost its data
-//   usage:sealed   list  the sealed batches' names, oldest first, until a flush has recorded and acknowledged them
+// Usage waiting to be flushed to Postgres, as counts (never a value per request), in batches named when first written:
+//   usage:batch:<µs>-<n>  hash  charged requests counted per "<client>|<key>|<mode>|<surface>|<period>|<UTC day>|<pend
+//                               field>", named by Redis's clock in µs when it was opened and a sequence number, so a
+//                               name is never given twice, even after Redis has lost its data
+//   usage:current         string  the batch settlements write into, while it is younger than the batch age (ARGV);
+//                               the first settlement after that opens a new one
+//   usage:batches         list  every batch not yet recorded and acknowledged, oldest first
+//   usage:claims          hash  batch name -> µs until which a flush that took it has it to itself
+// A batch is recorded only once it is older than the batch age, when no settlement can write into it any more. So
+// even if Redis loses its last writes (its append-only file is fsynced every second) and comes back with a batch
+// that Postgres already holds, that batch is still too old to be written into: Postgres skips it by name, and new
+// settlements open a new batch. Nothing is counted twice or lost, as long as Redis's clock does not go back.
 
 // What one script run has read and written, so that the admissions after the first in a batch read their window and
 // balance from here (exactly what Redis holds: every change this run makes is tracked) and the counter increments are
@@ -121,6 +127,11 @@ local function admit(st, pend, win, res, now, rpm, ver, period, rid, grant, free
 end
 `;
 
+/** When a batch was opened, in µs of Redis's clock, from its name. */
+const OPENED = `
+local function opened_us(name) return tonumber(string.match(name, 'usage:batch:(%d+)-[^:]*$')) or 0 end
+`;
+
 const REFUND = `
 local function refund(value, period)
   local field, st, pend = string.match(value, '^([^|]*)|([^|]*)|(.*)$')
@@ -139,29 +150,42 @@ end
 /**
  * One turn of a process's event loop, in one round trip and one script run: the settlements of the requests it
  * answered, then the admissions of the requests it read. No KEYS (the key prefix comes first in ARGV). ARGV: prefix,
- * current period, the number of settlements n, n settlements "<charge 1|0>|<request id>|<usage>" (usage:
+ * current period, the batch age in µs, the number of settlements n, n settlements "<charge 1|0>|<request id>|<usage>" (usage:
  * "<client>|<key>|<mode>|<surface>|<period>|<UTC day>"), then one argument per admission: "subject|client id|now_ms|rpm|ver|period|request_id|grant field|free".
  * (One argument per request rather than one per field: each argument costs the client its encoding and Redis its
  * parsing, more than the script's string.match.)
  *
- * Settlement: charge turns the reservation into one more charged request counted in usage:open; refund gives the
+ * Settlement: charge turns the reservation into one more charged request counted in the current batch; refund gives the
  * credit back. A reservation already settled (or reaped) is skipped, so settling twice changes nothing. The
  * settlements run first, before any admission has read a balance, so admissions see the refunds.
  * Admission: each is exactly one ADMIT_ONE admission, in order, as atomic and exact as one call each.
  * Returns the four values of each admission, one after the other.
  */
-export const TURN = `${ADMIT_ONE}${REFUND}
-local prefix, period = ARGV[1], ARGV[2]
-local first_admission = 4 + tonumber(ARGV[3])
-local open = prefix .. 'usage:open'
-for i = 4, first_admission - 1 do
+export const TURN = `${ADMIT_ONE}${REFUND}${OPENED}
+local prefix, period, batch_us = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local first_admission = 5 + tonumber(ARGV[4])
+local batch
+local function current_batch()
+  if batch then return batch end
+  local now = redis.call('TIME')
+  local now_us = now[1] * 1000000 + now[2]
+  batch = redis.call('GET', prefix .. 'usage:current')
+  if not batch or now_us - opened_us(batch) >= batch_us then
+    batch = prefix .. 'usage:batch:' .. now[1] .. string.format('%06d', now[2]) .. '-' ..
+      redis.call('INCR', prefix .. 'usage:seq')
+    redis.call('SET', prefix .. 'usage:current', batch)
+    redis.call('RPUSH', prefix .. 'usage:batches', batch)
+  end
+  return batch
+end
+for i = 5, first_admission - 1 do
   local charge, rid, usage = string.match(ARGV[i], '^(%d)|([^|]*)|(.*)$')
   local value = redis.call('GETDEL', prefix .. 'res:' .. rid)
   if value then
     if charge == '1' then
       local field, pend = string.match(value, '^([^|]*)|[^|]*|(.*)$')
       hincr(pend, 'n:' .. string.match(usage, '^[^|]*|[^|]*|[^|]*|[^|]*|([^|]*)'), 1)
-      hincr(open, usage .. '|' .. field, 1)
+      hincr(current_batch(), usage .. '|' .. field, 1)
     else
       refund(value, period)
     end
@@ -222,28 +246,32 @@ return 1
 `;
 
 /**
- * ARGV: prefix, seal (1: first seal usage:open as a new batch), most. Returns the oldest sealed batches, at most
- * `most`, each as { name, [field, count, field, count, ...] }.
+ * ARGV: prefix, batch age (µs), most, claim (µs). Returns Redis's clock (µs), when the oldest batch still being
+ * written was opened (µs, or -1: none), then up to `most` of the oldest batches old enough to record and not taken by
+ * another flush, each as { name, [field, count, field, count, ...] }; they are this flush's for `claim` µs (a flush
+ * that dies holding them only delays them).
  */
-export const SEAL = `
-local prefix, seal, most = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local open, sealed = prefix .. 'usage:open', prefix .. 'usage:sealed'
-if seal == '1' and redis.call('EXISTS', open) == 1 then
-  local now = redis.call('TIME')
-  local name = prefix .. 'usage:batch:' .. now[1] .. string.format('%06d', now[2]) .. '-' ..
-    redis.call('INCR', prefix .. 'usage:seq')
-  redis.call('RENAME', open, name)
-  redis.call('RPUSH', sealed, name)
+export const SEAL = `${OPENED}
+local prefix, batch_us, most, claim = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local claims = prefix .. 'usage:claims'
+local now = redis.call('TIME')
+local now_us = now[1] * 1000000 + now[2]
+local out, writing = {}, -1
+for _, name in ipairs(redis.call('LRANGE', prefix .. 'usage:batches', 0, -1)) do
+  local opened = opened_us(name)
+  if now_us - opened < batch_us then writing = opened; break end
+  local until_us = tonumber(redis.call('HGET', claims, name) or '0')
+  if until_us <= now_us then
+    redis.call('HSET', claims, name, now_us + claim)
+    out[#out + 1] = { name, redis.call('HGETALL', name) }
+    if #out == most then break end
+  end
 end
-local out = {}
-for _, name in ipairs(redis.call('LRANGE', sealed, 0, most - 1)) do
-  out[#out + 1] = { name, redis.call('HGETALL', name) }
-end
-return out
+return { now_us, writing, out }
 `;
 
 /**
- * ARGV: prefix, then the names of sealed batches recorded in Postgres. Takes their counts off what is pending in
+ * ARGV: prefix, then the names of batches recorded in Postgres. Takes their counts off what is pending in
  * Redis (pend:S, S found from the client and mode) and drops them; a batch acknowledged before (by another flusher)
  * changes nothing.
  */
@@ -259,7 +287,8 @@ for i = 2, #ARGV do
     hincr(pend, 'n:' .. period, -n)
   end
   redis.call('DEL', ARGV[i])
-  redis.call('LREM', prefix .. 'usage:sealed', 0, ARGV[i])
+  redis.call('LREM', prefix .. 'usage:batches', 0, ARGV[i])
+  redis.call('HDEL', prefix .. 'usage:claims', ARGV[i])
 end
 apply()
 return 1

@@ -2,6 +2,7 @@
 // charged only on 2xx (the reservation is refunded otherwise); usage flushed to Postgres in batches.
 import fp from 'fastify-plugin';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler } from 'fastify';
 import { serializeDictionary } from 'structured-headers';
 import { ApiError, prepareError, sendError, toApiError } from '../errors.ts';
@@ -24,7 +25,10 @@ declare module 'fastify' {
     awaitAdmission: onSendAsyncHookHandler;
     /** Counts a failed authentication from an address: the 429 to give once an address floods, else null. */
     limitAuthFailures: (request: FastifyRequest, reply: FastifyReply) => Promise<ApiError | null>;
-    /** Writes every charged request waiting in Redis (and any fail-open request) to Postgres now. */
+    /**
+     * Writes every charged request settled so far (and any fail-open request) to Postgres, waiting for the usage
+     * batch being written to close (at most USAGE_BATCH_MS).
+     */
     flushUsage: () => Promise<number>;
     /** Admits a request or tool call: null when admitted, else the refusal to give (never sent here). */
     admitRequest: (
@@ -55,8 +59,10 @@ declare module 'fastify' {
 const isFree = (request: FastifyRequest) =>
   (request.routeOptions.config as { free?: boolean } | undefined)?.free === true;
 const FLUSH_MS = 1000;
-/** Sealed usage batches a flush reads from Redis and records in Postgres at once. */
+/** Usage batches a flush reads from Redis and records in Postgres at once. */
 const BATCHES_PER_STEP = 100;
+/** How long a flush has the batches it took to itself; another flush takes them after that (its process died). */
+const CLAIM_US = 60_000_000;
 /** Failed authentications allowed per address per minute before 429. */
 export const AUTH_FAILURES_PER_MINUTE = 60;
 
@@ -158,7 +164,14 @@ interface Balance {
   version: string;
 }
 
-export default fp<{ keyPrefix: string }>(async (app, opts) => {
+export interface MeteringOptions {
+  keyPrefix: string;
+  /** How long settlements write into one usage batch before the next is opened; a batch is recorded after that. */
+  usageBatchMs: number;
+}
+
+export default fp<MeteringOptions>(async (app, opts) => {
+  const batchUs = opts.usageBatchMs * 1000;
   const redis = app.redis;
   redis.defineCommand('meterReap', { numberOfKeys: 0, lua: REAP });
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
@@ -168,7 +181,9 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     meterTurn: (...args: (string | number)[]) => Promise<(string | number)[]>;
     meterReap: (...args: (string | number)[]) => Promise<number>;
     meterInit: (...args: (string | number)[]) => Promise<number>;
-    meterSeal: (...args: (string | number)[]) => Promise<[name: string, counts: string[]][]>;
+    meterSeal: (
+      ...args: (string | number)[]
+    ) => Promise<[nowUs: number, writingUs: number, batches: [name: string, counts: string[]][]]>;
     meterAck: (...args: (string | number)[]) => Promise<number>;
   };
   const r = redis as unknown as Scripted & typeof redis;
@@ -246,7 +261,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     batch = null;
     settling = [];
     const period = calendar(Date.now()).period;
-    lastTurn = a.meterTurn(opts.keyPrefix, period, settled.length, ...settled, ...(b?.args ?? [])).then(
+    lastTurn = a.meterTurn(opts.keyPrefix, period, batchUs, settled.length, ...settled, ...(b?.args ?? [])).then(
       (out) => b?.resolve(out),
       (err: Error) => {
         b?.reject(err); // the admissions fail open
@@ -539,7 +554,7 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
     return reaped;
   };
   app.decorate('reapOrphans', reapOrphans);
-  async function flushOnce(): Promise<number> {
+  async function flushOnce(drain: boolean): Promise<number> {
     let written = 0;
     // Postgres first: requests admitted while Redis was away are recorded even while it still is. A batch that fails
     // is kept whole and sent again under the same name (it may have been recorded before the error reached us).
@@ -558,15 +573,22 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
         throw err;
       }
     }
-    await sendTurn(); // every settlement so far has run: usage:open holds its counts
+    await sendTurn(); // every settlement so far has run: the usage batches hold its counts
     if (Date.now() - lastReap > 60_000) await reapOrphans();
-    // Seal usage:open once (requests settled from now on wait for the next flush), then record every sealed batch:
-    // this process's and any left by another, including one whose process died before acknowledging it.
-    for (let seal = 1; ; seal = 0) {
-      const sealed = await r.meterSeal(opts.keyPrefix, seal, BATCHES_PER_STEP);
-      if (sealed.length === 0) return written;
+    // Record every batch old enough that nothing writes into it any more: this process's, any other's, and one whose
+    // flush died before acknowledging it. To drain (flushing on demand or on close), also wait for the batch being
+    // written when the flush began to be old enough (at most the batch age).
+    let drainFrom: number | null = null;
+    for (;;) {
+      const [nowUs, writingUs, batches] = await r.meterSeal(opts.keyPrefix, batchUs, BATCHES_PER_STEP, CLAIM_US);
+      drainFrom ??= nowUs;
+      if (batches.length === 0) {
+        if (!drain || writingUs < 0 || writingUs > drainFrom) return written;
+        await sleep((writingUs + batchUs - nowUs) / 1000 + 1);
+        continue;
+      }
       const counts = new UsageCounts();
-      for (const [batch, kv] of sealed) {
+      for (const [batch, kv] of batches) {
         for (let i = 0; i < kv.length; i += 2) {
           const [clientId, keyId, mode, surface, period, day, field] = kv[i]!.split('|') as string[];
           counts.add({
@@ -585,39 +607,40 @@ export default fp<{ keyPrefix: string }>(async (app, opts) => {
       }
       await moveUsage(async () => {
         if (counts.size > 0) written += await recordUsage(counts.rows());
-        await r.meterAck(opts.keyPrefix, ...sealed.map(([batch]) => batch));
+        await r.meterAck(opts.keyPrefix, ...batches.map(([batch]) => batch));
       });
     }
   }
   /**
-   * Flushes everything settled before the call. A flush already running may have sealed its batch before the
-   * caller's events reached it, so a call made meanwhile waits for it and then runs one more (shared by every call
-   * made during the same run).
+   * Records usage in Postgres; draining, everything settled before the call. A flush already running may have taken
+   * its batches before the caller's events reached Redis, so a drain asked for meanwhile waits for it and then runs
+   * one more (shared by every drain asked for during the same run); a periodic flush just joins the running one.
    */
   let again: Promise<number> | null = null;
-  const flush = (): Promise<number> => {
+  const flush = (drain: boolean): Promise<number> => {
     if (flushing === null) {
-      flushing = flushOnce().finally(() => {
+      flushing = flushOnce(drain).finally(() => {
         flushing = null;
       });
       return flushing;
     }
+    if (!drain) return flushing;
     again ??= flushing
       .catch(() => 0)
       .then(() => {
         again = null;
-        return flush();
+        return flush(true);
       });
     return again;
   };
-  app.decorate('flushUsage', flush);
+  app.decorate('flushUsage', () => flush(true));
   const timer = setInterval(() => {
-    flush().catch((err: Error) => app.log.warn({ err: err.message }, 'usage flush failed; will retry'));
+    flush(false).catch((err: Error) => app.log.warn({ err: err.message }, 'usage flush failed; will retry'));
   }, FLUSH_MS);
   timer.unref();
   app.addHook('onClose', async () => {
     clearInterval(timer);
-    await flush().catch((err: Error) => app.log.error({ err: err.message }, 'final usage flush failed'));
+    await flush(true).catch((err: Error) => app.log.error({ err: err.message }, 'final usage flush failed'));
     turns.disconnect();
   });
 });

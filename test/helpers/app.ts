@@ -53,6 +53,7 @@ export async function buildTestApp(
     API_DATABASE_URL: db.apiUrl,
     REDIS_KEY_PREFIX: prefix,
     DATABASE_POOL_SIZE: '4',
+    USAGE_BATCH_MS: '20', // flushUsage() waits for the batch being written to close
     API_KEY_SECRET: TEST_KEY_SECRET,
     ...env,
   });

@@ -419,7 +419,10 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   const ver = await app.redis.hget(`st:${c.client.id}`, 'ver');
   const admission = [c.client.id, c.client.id, Date.now() - 360_000, 30, ver, period, 'req_crashed', 'm', '0'];
   // no settlements, one admission
-  const [ok, field] = (await app.redis.eval(TURN, 0, ctx.prefix, period, 0, admission.join('|'))) as [number, string];
+  const [ok, field] = (await app.redis.eval(TURN, 0, ctx.prefix, period, 20_000, 0, admission.join('|'))) as [
+    number,
+    string,
+  ];
   t.same([ok, field], [1, 'c'], 'the last credit is reserved');
   await app.redis.pexpire('res:req_crashed', 3_600_000 - 360_000); // its hour-long TTL has run for six minutes
 
@@ -435,20 +438,21 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   await settling;
   t.equal(await app.reapOrphans(), 0, 'settled requests leave nothing to reap');
   await app.flushUsage();
-  t.ok((await app.redis.llen('usage:sealed')) <= 1, 'acknowledged batches leave Redis');
+  t.ok((await app.redis.llen('usage:batches')) <= 1, 'acknowledged batches leave Redis');
 });
 
-t.test('a sealed batch whose process died is recorded by another flush, once, even if recorded before', async (t) => {
+t.test('a batch whose flush died is recorded by another flush, once, even if recorded before', async (t) => {
   const c = await newClient('pro');
   const period = periodOf(Date.now());
   const day = new Date().toISOString().slice(0, 10);
-  const name = `usage:batch:dead-${c.client.id}`;
-  /** What a process that settled 4 requests and sealed them leaves in Redis when it dies before acknowledging. */
+  // opened a minute ago (Redis's clock, µs): closed long since
+  const name = `usage:batch:${(Date.now() - 60_000) * 1000}-${c.client.id}`;
+  /** What settling 4 requests leaves in Redis when every flush that took them died before acknowledging them. */
   const leaveBatch = async () => {
     await app.redis.hset(name, `${c.client.id}|${c.keyId}|live|rest|${period}|${day}|m:${period}`, 4);
     await app.redis.hincrby(`pend:${c.client.id}`, `m:${period}`, 4);
     await app.redis.hincrby(`pend:${c.client.id}`, `n:${period}`, 4);
-    await app.redis.rpush('usage:sealed', `${ctx.prefix}${name}`);
+    await app.redis.lpush('usage:batches', `${ctx.prefix}${name}`);
   };
   const pending = async () => Number((await app.redis.hget(`pend:${c.client.id}`, `n:${period}`)) ?? 0);
 
@@ -466,20 +470,73 @@ t.test('a sealed batch whose process died is recorded by another flush, once, ev
   t.equal((await usage(c.headers)).events_count, 4);
 });
 
+t.test('Redis coming back without its last writes neither records a batch twice nor loses usage', async (t) => {
+  const c = await newClient('pro');
+  const period = periodOf(Date.now());
+  await app.flushUsage(); // nothing of any earlier test left in Redis
+  t.same(await statuses(c.headers, 3), [200, 200, 200]);
+  await new Promise((resolve) => setTimeout(resolve, 20)); // the last settlements go after 5 ms
+  // Redis's state now, as its append-only file holds it when the writes of the next second are lost in a crash
+  const keys = ['usage:current', 'usage:batches', 'usage:seq', `pend:${c.client.id}`];
+  const [current] = await Promise.all([app.redis.get('usage:current')]);
+  t.ok(current, 'the requests are counted in an open batch');
+  keys.push(current!.slice(ctx.prefix.length));
+  const saved = await Promise.all(keys.map((key) => app.redis.dumpBuffer(key)));
+  await app.flushUsage();
+  t.equal(await chargedRequests(c.client.id), 3, 'the batch is recorded');
+  // the crash: Redis restarts from its file, before the batch was taken and acknowledged
+  for (const [i, key] of keys.entries()) {
+    await app.redis.del(key);
+    if (saved[i]) await app.redis.restore(key, 0, saved[i]!);
+  }
+  t.same(await statuses(c.headers, 2), [200, 200]);
+  await app.flushUsage();
+  t.not(await app.redis.get('usage:current'), current, 'the requests after the crash went into a new batch');
+  t.equal(await chargedRequests(c.client.id), 5, 'the restored batch is not recorded again, the new one is');
+  t.equal(Number(await app.redis.hget(`pend:${c.client.id}`, `n:${period}`)), 0, 'nothing left pending');
+  t.equal((await usage(c.headers)).events_count, 5);
+});
+
 t.test('usage is counted, not listed: one field per kind of request, whatever the number', async (t) => {
   const c = await newClient('pro');
   const { key: second } = await c.svc.createKey(c.client.id, 'live');
-  await app.flushUsage();
+  const period = periodOf(Date.now());
+  const day = new Date().toISOString().slice(0, 10);
+  // Eight requests of two keys settled in one turn, under a key prefix of their own that no flush reads.
+  const sub = 'counted:';
+  const full = `${ctx.prefix}${sub}`; // the script's prefix (app.redis adds ctx.prefix to key names, not to ARGV)
+  const rid = (i: number) => `req_counted_${i}`;
+  const keyOf = (i: number) => (i < 5 ? c.keyId : 'second-key');
+  const requests = [...Array(8).keys()];
+  const admissions = requests.map((i) =>
+    [c.client.id, c.client.id, Date.now(), 100, 'v', period, rid(i), 'm', 0].join('|'),
+  );
+  const settlements = requests.map((i) => `1|${rid(i)}|${c.client.id}|${keyOf(i)}|live|rest|${period}|${day}`);
+  await app.redis.hset(`${sub}st:${c.client.id}`, 'ver', 'v', 'period', period, 'm', 100);
+  await app.redis.eval(TURN, 0, full, period, 60_000_000, 0, ...admissions);
+  await app.redis.eval(TURN, 0, full, period, 60_000_000, 8, ...settlements);
+  const current = (await app.redis.get(`${sub}usage:current`))!;
+  const batch = current.slice(ctx.prefix.length);
+  t.teardown(() =>
+    app.redis.del(
+      ...['st:', 'pend:', 'win:'].map((k) => `${sub}${k}${c.client.id}`),
+      `${sub}usage:current`,
+      `${sub}usage:batches`,
+      `${sub}usage:seq`,
+      batch,
+    ),
+  );
+  const field = (key: string) => `${c.client.id}|${key}|live|rest|${period}|${day}|m:${period}`;
+  t.same(
+    await app.redis.hgetall(batch),
+    { [field(c.keyId)]: '5', [field('second-key')]: '3' },
+    'one field per key, counting its requests and naming their ledger bucket',
+  );
+  t.same(await app.redis.lrange(`${sub}usage:batches`, 0, -1), [current], 'one batch, listed');
+
+  // and through the API, recorded per key
   t.same(await statuses(c.headers, 5), [200, 200, 200, 200, 200]);
   t.same(await statuses({ authorization: `Bearer ${second}` }, 3), [200, 200, 200]);
-  await new Promise((resolve) => setTimeout(resolve, 20)); // the last settlements go after 5 ms
-  const open = await app.redis.hgetall('usage:open');
-  const mine = Object.entries(open).filter(([field]) => field.startsWith(c.client.id));
-  t.ok(mine.length <= 2, 'at most one field per key');
-  t.ok(
-    mine.every(([field]) => field.endsWith(`|m:${periodOf(Date.now())}`)),
-    'each field names its ledger bucket',
-  );
   await app.flushUsage();
   t.equal(await chargedRequests(c.client.id), 8);
   const keys = await sql<{ key_id: string; requests: number }[]>`
