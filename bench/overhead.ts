@@ -212,7 +212,7 @@ ${(finalP50 - floorP50).toFixed(3)} ms.
 throughput an API process loses when it has a core to itself and Redis and Postgres run elsewhere, as in production.
 Here all of them and the load generator share ${cpus().length} cores, so every CPU microsecond Redis and Postgres spend
 on metering (one Lua script run per event-loop turn, settling and admitting together; usage flushed every second as
-counts per sealed batch) comes out of the API's throughput too: that is the end-to-end "throughput cost".
+counts per closed batch) comes out of the API's throughput too: that is the end-to-end "throughput cost".
 
 How to read it: "throughput cost" and "added service time" (1 / req/s minus the same for the unguarded route) are
 paired per round with the unguarded run of that round, then the median is taken. The median at ${connections}

@@ -30,10 +30,10 @@ const ConfigSchema = Type.Object({
   REDIS_URL: Type.String({ pattern: '^rediss?://' }),
   REDIS_KEY_PREFIX: Type.String({ default: 'fl:' }),
   /**
-   * How long charged requests are counted into one usage batch in Redis before the next is opened; a batch is
-   * recorded in Postgres once closed, so usage reaches Postgres within this plus the flush interval (1 s).
+   * How long charged requests are counted into one usage batch in Redis before it closes; a batch is recorded in
+   * Postgres once closed, so usage reaches Postgres within this plus the flush interval (1 s).
    */
-  USAGE_BATCH_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 1000 }),
+  USAGE_BATCH_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   /** Benchmarks only: also serve the unguarded and fixed-body floor routes under /bench. Never in production. */
   BENCH_ROUTES: Type.Boolean({ default: false }),
   /** HMAC secret for API-key hashes (or API_KEY_SECRET_FILE); outside production the local file `make run` makes. */

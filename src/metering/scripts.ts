@@ -8,18 +8,17 @@
 // Per client: win:<client>, a sorted set of admitted request ids by time (the sliding 60 s window).
 // Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, with a one-hour TTL; the reaper
 // refunds reservations older than five minutes (their process died before settling), found by their remaining TTL.
-// Usage waiting to be flushed to Postgres, as counts (never a value per request), in batches named when first written:
+// Usage waiting to be flushed to Postgres, as counts (never a value per request), in batches named when opened:
 //   usage:batch:<µs>-<n>  hash  charged requests counted per "<client>|<key>|<mode>|<surface>|<period>|<UTC day>|<pend
-//                               field>", named by Redis's clock in µs when it was opened and a sequence number, so a
+//                               field>", named by when it closes (Redis's clock in µs) and a sequence number, so a
 //                               name is never given twice, even after Redis has lost its data
-//   usage:current         string  the batch settlements write into, while it is younger than the batch age (ARGV);
-//                               the first settlement after that opens a new one
+//   usage:current         string  the batch settlements write into until it closes; the first settlement after that
+//                               opens a new one, closing the batch age (ARGV) later
 //   usage:batches         list  every batch not yet recorded and acknowledged, oldest first
-//   usage:claims          hash  batch name -> µs until which a flush that took it has it to itself
-// A batch is recorded only once it is older than the batch age, when no settlement can write into it any more. So
-// even if Redis loses its last writes (its append-only file is fsynced every second) and comes back with a batch
-// that Postgres already holds, that batch is still too old to be written into: Postgres skips it by name, and new
-// settlements open a new batch. Nothing is counted twice or lost, as long as Redis's clock does not go back.
+// A batch is recorded only once closed, when no settlement can write into it any more. So even if Redis loses its
+// last writes (its append-only file is fsynced every second) and comes back with a batch Postgres already holds, that
+// batch is still closed: Postgres skips it by name, and new settlements open a new batch. Nothing is counted twice,
+// and nothing is written into a batch already recorded, as long as Redis's clock does not go back.
 
 // What one script run has read and written, so that the admissions after the first in a batch read their window and
 // balance from here (exactly what Redis holds: every change this run makes is tracked) and the counter increments are
@@ -127,9 +126,9 @@ local function admit(st, pend, win, res, now, rpm, ver, period, rid, grant, free
 end
 `;
 
-/** When a batch was opened, in µs of Redis's clock, from its name. */
-const OPENED = `
-local function opened_us(name) return tonumber(string.match(name, 'usage:batch:(%d+)-[^:]*$')) or 0 end
+/** When a batch closes, in µs of Redis's clock, from its name (a name of another shape: closed). */
+const CLOSES = `
+local function closes_us(name) return tonumber(string.match(name, 'usage:batch:(%d+)-[^:]*$')) or 0 end
 `;
 
 const REFUND = `
@@ -161,7 +160,7 @@ end
  * Admission: each is exactly one ADMIT_ONE admission, in order, as atomic and exact as one call each.
  * Returns the four values of each admission, one after the other.
  */
-export const TURN = `${ADMIT_ONE}${REFUND}${OPENED}
+export const TURN = `${ADMIT_ONE}${REFUND}${CLOSES}
 local prefix, period, batch_us = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local first_admission = 5 + tonumber(ARGV[4])
 local batch
@@ -170,8 +169,8 @@ local function current_batch()
   local now = redis.call('TIME')
   local now_us = now[1] * 1000000 + now[2]
   batch = redis.call('GET', prefix .. 'usage:current')
-  if not batch or now_us - opened_us(batch) >= batch_us then
-    batch = prefix .. 'usage:batch:' .. now[1] .. string.format('%06d', now[2]) .. '-' ..
+  if not batch or now_us >= closes_us(batch) then
+    batch = prefix .. 'usage:batch:' .. string.format('%.0f', now_us + batch_us) .. '-' ..
       redis.call('INCR', prefix .. 'usage:seq')
     redis.call('SET', prefix .. 'usage:current', batch)
     redis.call('RPUSH', prefix .. 'usage:batches', batch)
@@ -246,28 +245,22 @@ return 1
 `;
 
 /**
- * ARGV: prefix, batch age (µs), most, claim (µs). Returns Redis's clock (µs), when the oldest batch still being
- * written was opened (µs, or -1: none), then up to `most` of the oldest batches old enough to record and not taken by
- * another flush, each as { name, [field, count, field, count, ...] }; they are this flush's for `claim` µs (a flush
- * that dies holding them only delays them).
+ * ARGV: prefix, most. Returns Redis's clock (µs), when the batch still open closes (µs, or -1: none is), then the
+ * oldest closed batches, at most `most`, each as { name, [field, count, field, count, ...] }.
  */
-export const SEAL = `${OPENED}
-local prefix, batch_us, most, claim = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local claims = prefix .. 'usage:claims'
+export const TAKE = `${CLOSES}
+local prefix, most = ARGV[1], tonumber(ARGV[2])
 local now = redis.call('TIME')
 local now_us = now[1] * 1000000 + now[2]
-local out, writing = {}, -1
-for _, name in ipairs(redis.call('LRANGE', prefix .. 'usage:batches', 0, -1)) do
-  local opened = opened_us(name)
-  if now_us - opened < batch_us then writing = opened; break end
-  local until_us = tonumber(redis.call('HGET', claims, name) or '0')
-  if until_us <= now_us then
-    redis.call('HSET', claims, name, now_us + claim)
-    out[#out + 1] = { name, redis.call('HGETALL', name) }
-    if #out == most then break end
-  end
+local out = {}
+for _, name in ipairs(redis.call('LRANGE', prefix .. 'usage:batches', 0, most - 1)) do
+  if now_us < closes_us(name) then break end
+  out[#out + 1] = { name, redis.call('HGETALL', name) }
 end
-return { now_us, writing, out }
+local current = redis.call('GET', prefix .. 'usage:current')
+local open = current and closes_us(current) or -1
+if open <= now_us then open = -1 end
+return { now_us, open, out }
 `;
 
 /**
@@ -288,7 +281,6 @@ for i = 2, #ARGV do
   end
   redis.call('DEL', ARGV[i])
   redis.call('LREM', prefix .. 'usage:batches', 0, ARGV[i])
-  redis.call('HDEL', prefix .. 'usage:claims', ARGV[i])
 end
 apply()
 return 1

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsy
 import { serializeDictionary } from 'structured-headers';
 import { ApiError, prepareError, sendError, toApiError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
-import { ACK, INIT, REAP, SEAL, TURN } from '../metering/scripts.ts';
+import { ACK, INIT, REAP, TAKE, TURN } from '../metering/scripts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,8 +61,6 @@ const isFree = (request: FastifyRequest) =>
 const FLUSH_MS = 1000;
 /** Usage batches a flush reads from Redis and records in Postgres at once. */
 const BATCHES_PER_STEP = 100;
-/** How long a flush has the batches it took to itself; another flush takes them after that (its process died). */
-const CLAIM_US = 60_000_000;
 /** Failed authentications allowed per address per minute before 429. */
 export const AUTH_FAILURES_PER_MINUTE = 60;
 
@@ -175,15 +173,15 @@ export default fp<MeteringOptions>(async (app, opts) => {
   const redis = app.redis;
   redis.defineCommand('meterReap', { numberOfKeys: 0, lua: REAP });
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
-  redis.defineCommand('meterSeal', { numberOfKeys: 0, lua: SEAL });
+  redis.defineCommand('meterTake', { numberOfKeys: 0, lua: TAKE });
   redis.defineCommand('meterAck', { numberOfKeys: 0, lua: ACK });
   type Scripted = {
     meterTurn: (...args: (string | number)[]) => Promise<(string | number)[]>;
     meterReap: (...args: (string | number)[]) => Promise<number>;
     meterInit: (...args: (string | number)[]) => Promise<number>;
-    meterSeal: (
+    meterTake: (
       ...args: (string | number)[]
-    ) => Promise<[nowUs: number, writingUs: number, batches: [name: string, counts: string[]][]]>;
+    ) => Promise<[nowUs: number, openCloses: number, batches: [name: string, counts: string[]][]]>;
     meterAck: (...args: (string | number)[]) => Promise<number>;
   };
   const r = redis as unknown as Scripted & typeof redis;
@@ -575,16 +573,15 @@ export default fp<MeteringOptions>(async (app, opts) => {
     }
     await sendTurn(); // every settlement so far has run: the usage batches hold its counts
     if (Date.now() - lastReap > 60_000) await reapOrphans();
-    // Record every batch old enough that nothing writes into it any more: this process's, any other's, and one whose
-    // flush died before acknowledging it. To drain (flushing on demand or on close), also wait for the batch being
-    // written when the flush began to be old enough (at most the batch age).
-    let drainFrom: number | null = null;
+    // Record every closed batch: this process's, any other's, and one whose flush died before acknowledging it. To
+    // drain (flushing on demand or on close), also wait for the batch open when the flush began to close.
+    let drainUntil: number | null = null;
     for (;;) {
-      const [nowUs, writingUs, batches] = await r.meterSeal(opts.keyPrefix, batchUs, BATCHES_PER_STEP, CLAIM_US);
-      drainFrom ??= nowUs;
+      const [nowUs, openCloses, batches] = await r.meterTake(opts.keyPrefix, BATCHES_PER_STEP);
+      drainUntil ??= drain ? openCloses : -1;
       if (batches.length === 0) {
-        if (!drain || writingUs < 0 || writingUs > drainFrom) return written;
-        await sleep((writingUs + batchUs - nowUs) / 1000 + 1);
+        if (openCloses < 0 || openCloses > drainUntil) return written;
+        await sleep((openCloses - nowUs) / 1000 + 1);
         continue;
       }
       const counts = new UsageCounts();

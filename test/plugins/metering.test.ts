@@ -471,30 +471,58 @@ t.test('a batch whose flush died is recorded by another flush, once, even if rec
 });
 
 t.test('Redis coming back without its last writes neither records a batch twice nor loses usage', async (t) => {
-  const c = await newClient('pro');
+  // A process of its own, whose batches stay open for 2 s: the state below is taken before any flush can take them.
+  const own = await buildTestApp(t, { USAGE_BATCH_MS: '2000' }, { db });
+  const r = own.app.redis;
+  const c = await own.newClient('pro');
   const period = periodOf(Date.now());
-  await app.flushUsage(); // nothing of any earlier test left in Redis
-  t.same(await statuses(c.headers, 3), [200, 200, 200]);
+  for (let i = 0; i < 3; i++) t.equal((await own.get('/v1/counties', c.headers)).statusCode, 200);
   await new Promise((resolve) => setTimeout(resolve, 20)); // the last settlements go after 5 ms
-  // Redis's state now, as its append-only file holds it when the writes of the next second are lost in a crash
-  const keys = ['usage:current', 'usage:batches', 'usage:seq', `pend:${c.client.id}`];
-  const [current] = await Promise.all([app.redis.get('usage:current')]);
-  t.ok(current, 'the requests are counted in an open batch');
-  keys.push(current!.slice(ctx.prefix.length));
-  const saved = await Promise.all(keys.map((key) => app.redis.dumpBuffer(key)));
-  await app.flushUsage();
-  t.equal(await chargedRequests(c.client.id), 3, 'the batch is recorded');
+  // Redis's state now, as its append-only file holds it when the writes that follow are lost in a crash
+  const unprefixed = (name: string) => name.slice(own.prefix.length);
+  const batches = (await r.lrange('usage:batches', 0, -1)).map(unprefixed);
+  const keys = ['usage:current', 'usage:batches', 'usage:seq', `pend:${c.client.id}`, ...batches];
+  const saved = await Promise.all(keys.map((key) => r.dumpBuffer(key)));
+  const counted = await Promise.all(batches.map((batch) => r.hvals(batch)));
+  t.equal(
+    counted
+      .flat()
+      .map(Number)
+      .reduce((a, b) => a + b, 0),
+    3,
+    'the requests are counted in open batches',
+  );
+  t.equal(await chargedRequests(c.client.id), 0, 'and not recorded yet');
+
+  await own.app.flushUsage();
+  t.equal(await chargedRequests(c.client.id), 3, 'the batch is recorded once closed');
   // the crash: Redis restarts from its file, before the batch was taken and acknowledged
   for (const [i, key] of keys.entries()) {
-    await app.redis.del(key);
-    if (saved[i]) await app.redis.restore(key, 0, saved[i]!);
+    await r.del(key);
+    if (saved[i]) await r.restore(key, 0, saved[i]!);
   }
-  t.same(await statuses(c.headers, 2), [200, 200]);
-  await app.flushUsage();
-  t.not(await app.redis.get('usage:current'), current, 'the requests after the crash went into a new batch');
+  for (let i = 0; i < 2; i++) t.equal((await own.get('/v1/counties', c.headers)).statusCode, 200);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.notOk(batches.includes(unprefixed((await r.get('usage:current'))!)), 'the requests after it open a new batch');
+  await own.app.flushUsage();
   t.equal(await chargedRequests(c.client.id), 5, 'the restored batch is not recorded again, the new one is');
+  t.equal(Number(await r.hget(`pend:${c.client.id}`, `n:${period}`)), 0, 'nothing left pending');
+  t.equal(await r.llen('usage:batches'), 0, 'every batch acknowledged');
+});
+
+t.test('processes with different batch ages share batches: each closes when its name says', async (t) => {
+  // a rolling change of USAGE_BATCH_MS: this process opens batches of 2 s; meanwhile the test app (20 ms) flushes
+  // every second, and takes only closed batches
+  const slow = await buildTestApp(t, { USAGE_BATCH_MS: '2000', REDIS_KEY_PREFIX: ctx.prefix }, { db });
+  const c = await newClient('pro');
+  for (let i = 0; i < 6; i++) {
+    t.equal((await slow.get('/v1/counties', c.headers)).statusCode, 200);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  await slow.app.flushUsage();
+  t.equal(await chargedRequests(c.client.id), 6, 'every request recorded');
+  const period = periodOf(Date.now());
   t.equal(Number(await app.redis.hget(`pend:${c.client.id}`, `n:${period}`)), 0, 'nothing left pending');
-  t.equal((await usage(c.headers)).events_count, 5);
 });
 
 t.test('usage is counted, not listed: one field per kind of request, whatever the number', async (t) => {
