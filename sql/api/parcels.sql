@@ -1156,15 +1156,21 @@ AS $$ SELECT * FROM api.parcel_rows(ARRAY[p_id], true) $$;
 COMMENT ON FUNCTION api.get_parcel(bigint) IS 'GET /v1/parcels/{id}: one parcel by internal id, with its polygon as GeoJSON text; no row when unknown.';
 
 CREATE FUNCTION api.get_parcel_by_parcel_id(p_county text, p_parcel_id text) RETURNS SETOF api.parcel_hit
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
+DECLARE
+  -- resolved first, on its own: inside the query an unknown county would raise only if the plan evaluated it, and a
+  -- plan that finds no parcel by its id first never does (a 404 where a typo deserves its 400)
+  v_county_ids smallint[] := api.county_ids(ARRAY[p_county]);
+BEGIN
   -- (the id joined laterally, not passed as ARRAY(SELECT ...): a function whose argument is a sub-SELECT is not
   -- inlined, and parcel_rows would be planned again at every call)
+  RETURN QUERY
   SELECT r.* FROM (SELECT p.id FROM core.parcels p
-                    WHERE p.county_id = ANY (api.county_ids(ARRAY[p_county]))
+                    WHERE p.county_id = ANY (v_county_ids)
                       AND p.parcel_key = core.normalize_parcel_id(p_parcel_id)
                     ORDER BY p.id LIMIT 1) x
-   CROSS JOIN LATERAL api.parcel_rows(ARRAY[x.id], true) r
-$$;
+   CROSS JOIN LATERAL api.parcel_rows(ARRAY[x.id], true) r;
+END $$;
 COMMENT ON FUNCTION api.get_parcel_by_parcel_id(text, text) IS
   'GET /v1/parcels/by-parcel-id: a parcel by county slug and county-assigned parcel id, punctuation-insensitive (01-3132-035-0010 = 0131320350010; letters and leading zeros kept). Unknown county: 22023.';

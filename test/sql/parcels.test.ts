@@ -103,7 +103,17 @@ t.test('parcel ids are punctuation-insensitive, keep letters and leading zeros',
     [],
     'leading zeros are significant',
   );
+  // an unknown county is an error whatever the plan, even one that looks for the parcel id first and finds none
   await t.rejects(sql`SELECT * FROM api.get_parcel_by_parcel_id('atlantis', '1')`, { code: '22023' });
+  await t.rejects(
+    sql`SELECT api.get_parcel_by_parcel_id('atlantis', '123')`,
+    { code: '22023' },
+    'called in a select list',
+  );
+  for (let i = 0; i < 8; i++) {
+    // prepared with parameters: a generic plan after the fifth execution
+    await t.rejects(sql`SELECT * FROM api.get_parcel_by_parcel_id(${'atlantis'}, ${`12${i}`})`, { code: '22023' });
+  }
 });
 
 t.test('stable paging: pages never repeat or skip rows, for every sort', async (t) => {
