@@ -126,8 +126,9 @@ local function admit(st, pend, win, res, now, rpm, ver, period, rid, grant, free
 end
 `;
 
-/** When a batch closes, in µs of Redis's clock, from its name (a name of another shape: closed). */
-const CLOSES = `
+/** Redis's clock in µs, and when a batch closes on it, from its name (a name of another shape: closed). */
+const CLOCK = `
+local function clock_us() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end
 local function closes_us(name) return tonumber(string.match(name, 'usage:batch:(%d+)-[^:]*$')) or 0 end
 `;
 
@@ -160,14 +161,13 @@ end
  * Admission: each is exactly one ADMIT_ONE admission, in order, as atomic and exact as one call each.
  * Returns the four values of each admission, one after the other.
  */
-export const TURN = `${ADMIT_ONE}${REFUND}${CLOSES}
+export const TURN = `${ADMIT_ONE}${REFUND}${CLOCK}
 local prefix, period, batch_us = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local first_admission = 5 + tonumber(ARGV[4])
 local batch
 local function current_batch()
   if batch then return batch end
-  local now = redis.call('TIME')
-  local now_us = now[1] * 1000000 + now[2]
+  local now_us = clock_us()
   batch = redis.call('GET', prefix .. 'usage:current')
   if not batch or now_us >= closes_us(batch) then
     batch = prefix .. 'usage:batch:' .. string.format('%.0f', now_us + batch_us) .. '-' ..
@@ -248,10 +248,9 @@ return 1
  * ARGV: prefix, most. Returns Redis's clock (µs), when the batch still open closes (µs, or -1: none is), then the
  * oldest closed batches, at most `most`, each as { name, [field, count, field, count, ...] }.
  */
-export const TAKE = `${CLOSES}
+export const TAKE = `${CLOCK}
 local prefix, most = ARGV[1], tonumber(ARGV[2])
-local now = redis.call('TIME')
-local now_us = now[1] * 1000000 + now[2]
+local now_us = clock_us()
 local out = {}
 for _, name in ipairs(redis.call('LRANGE', prefix .. 'usage:batches', 0, most - 1)) do
   if now_us < closes_us(name) then break end

@@ -94,6 +94,7 @@ export function secondsToNextPeriod(ms: number): number {
   return Math.ceil((Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - ms) / 1000);
 }
 
+/** Charged requests of one kind (n of them), as meter.flush_usage records them. */
 interface UsageRow {
   batch_id: string;
   client_id: string;
@@ -102,19 +103,6 @@ interface UsageRow {
   surface: string;
   bucket: string;
   pack_id: string | null;
-  period: string;
-  day: string;
-  n: number;
-}
-/** Charged requests of one kind, as a flush counts them. */
-interface Usage {
-  batch: string;
-  clientId: string;
-  keyId: string;
-  mode: string;
-  surface: string;
-  bucket: string;
-  packId: string | null;
   period: string;
   day: string;
   n: number;
@@ -130,24 +118,12 @@ class UsageCounts {
   get size() {
     return this.counts.size;
   }
-  add(e: Usage) {
-    const key = [e.batch, e.clientId, e.keyId, e.mode, e.surface, e.bucket, e.packId, e.period, e.day].join('|');
+  add(usage: UsageRow) {
+    const { batch_id, client_id, key_id, mode, surface, bucket, pack_id, period, day } = usage;
+    const key = [batch_id, client_id, key_id, mode, surface, bucket, pack_id, period, day].join('|');
     const row = this.counts.get(key);
-    if (row) row.n += e.n;
-    else {
-      this.counts.set(key, {
-        batch_id: e.batch,
-        client_id: e.clientId,
-        key_id: e.keyId,
-        mode: e.mode,
-        surface: e.surface,
-        bucket: e.bucket,
-        pack_id: e.packId,
-        period: e.period,
-        day: e.day,
-        n: e.n,
-      });
-    }
+    if (row) row.n += usage.n;
+    else this.counts.set(key, { ...usage });
   }
   rows(): UsageRow[] {
     return [...this.counts.values()];
@@ -443,13 +419,13 @@ export default fp<MeteringOptions>(async (app, opts) => {
           unmetered.push((open = new UsageCounts(`unmetered:${processName}:${++unmeteredBatches}`)));
         }
         open.add({
-          batch: open.name,
-          clientId: auth.clientId,
-          keyId: auth.keyId,
+          batch_id: open.name,
+          client_id: auth.clientId,
+          key_id: auth.keyId,
           mode: auth.mode,
           surface: m.surface,
           bucket: auth.mode === 'test' ? 'test' : 'unmetered',
-          packId: null,
+          pack_id: null,
           period: m.period,
           day: calendar(Date.now()).day,
           n: 1,
@@ -589,13 +565,13 @@ export default fp<MeteringOptions>(async (app, opts) => {
         for (let i = 0; i < kv.length; i += 2) {
           const [clientId, keyId, mode, surface, period, day, field] = kv[i]!.split('|') as string[];
           counts.add({
-            batch,
-            clientId: clientId!,
-            keyId: keyId!,
+            batch_id: batch,
+            client_id: clientId!,
+            key_id: keyId!,
             mode: mode!,
             surface: surface!,
             bucket: bucketOf(field!),
-            packId: field!.startsWith('p:') ? field!.slice(2) : null,
+            pack_id: field!.startsWith('p:') ? field!.slice(2) : null,
             period: period!,
             day: day!,
             n: Number(kv[i + 1]),

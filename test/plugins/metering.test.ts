@@ -1,6 +1,7 @@
 // Part 8 and the trial / overage rules of Part 3, against real Redis and Postgres.
 import t from 'tap';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp } from '../helpers/app.ts';
 import { periodOf, secondsToNextPeriod } from '../../src/plugins/metering.ts';
 import { TURN } from '../../src/metering/scripts.ts';
@@ -206,7 +207,7 @@ t.test('a flush never lands inside a usage read: Redis pending plus Postgres cou
     seen = await app.withPendingUsage(auth, periodOf(Date.now()), async (pending) => {
       const before = await inPostgres();
       flushed = app.flushUsage(); // starts now; must not move this client's events until the read is done
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       return { pending, before, after: await inPostgres() };
     });
     await flushed;
@@ -477,7 +478,7 @@ t.test('Redis coming back without its last writes neither records a batch twice 
   const c = await own.newClient('pro');
   const period = periodOf(Date.now());
   for (let i = 0; i < 3; i++) t.equal((await own.get('/v1/counties', c.headers)).statusCode, 200);
-  await new Promise((resolve) => setTimeout(resolve, 20)); // the last settlements go after 5 ms
+  await sleep(20); // the last settlements go after 5 ms
   // Redis's state now, as its append-only file holds it when the writes that follow are lost in a crash
   const unprefixed = (name: string) => name.slice(own.prefix.length);
   const batches = (await r.lrange('usage:batches', 0, -1)).map(unprefixed);
@@ -502,7 +503,7 @@ t.test('Redis coming back without its last writes neither records a batch twice 
     if (saved[i]) await r.restore(key, 0, saved[i]!);
   }
   for (let i = 0; i < 2; i++) t.equal((await own.get('/v1/counties', c.headers)).statusCode, 200);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await sleep(20);
   t.notOk(batches.includes(unprefixed((await r.get('usage:current'))!)), 'the requests after it open a new batch');
   await own.app.flushUsage();
   t.equal(await chargedRequests(c.client.id), 5, 'the restored batch is not recorded again, the new one is');
@@ -517,7 +518,7 @@ t.test('processes with different batch ages share batches: each closes when its 
   const c = await newClient('pro');
   for (let i = 0; i < 6; i++) {
     t.equal((await slow.get('/v1/counties', c.headers)).statusCode, 200);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
   await slow.app.flushUsage();
   t.equal(await chargedRequests(c.client.id), 6, 'every request recorded');
@@ -604,7 +605,7 @@ t.test('failed authentications from one address are limited', async (t) => {
   const flood = await buildTestApp(t, {}, { db });
   // failures are counted per UTC minute: start where the 61 (each held 25 ms) cannot straddle the next one
   const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoMinute));
+  if (intoMinute > 50_000) await sleep(60_500 - intoMinute);
   let last;
   for (let i = 0; i < 61; i++)
     last = await flood.app.inject({ method: 'GET', url: OK_URL, remoteAddress: '192.0.2.7' });
