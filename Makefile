@@ -10,7 +10,7 @@ SEED ?= 1
 OUT ?= .local/state
 JOBS ?= 2
 
-.PHONY: help install services stop status db run test check typecheck lint format bench-overhead bench data load-data
+.PHONY: help install services stop status clean db run test check typecheck lint format bench-overhead bench data load-data
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -27,6 +27,9 @@ stop: ## stop the project-local services
 
 status: ## are the services running?
 	@bash scripts/services.sh status
+
+clean: ## stop the project-local services and delete their data (the cluster under PG_DIR, .local/redis)
+	@bash scripts/services.sh clean
 
 db: services ## create and migrate the database, apply sql/, load fixtures when empty, ensure the demo key
 	@$(TSX) scripts/db-setup.ts --fixtures

@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Project-local PostgreSQL/PostGIS and Redis on loopback: install what is missing, start, stop, status.
+# Project-local PostgreSQL/PostGIS and Redis on loopback: install what is missing, start, stop, status, clean.
 # With DATABASE_URL / REDIS_URL set, the matching service is not started (those servers are used instead).
+#
+# PostgreSQL runs as the `postgres` user, which cannot enter a clone in a private folder (root's home is 0700 on
+# Debian, so is every `mktemp -d`). Its cluster therefore lives under PG_DIR, by default a folder of the
+# postgres user's home named after this clone's path, so two clones never share a cluster. Redis runs as root
+# and keeps its files in the clone's .local/redis. Every failure says its cause and its fix in one line.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
 LOCAL="$ROOT/.local"
-PGDATA="$LOCAL/pgdata"
-PGSOCK="$LOCAL/pgsock"
 PGBIN=/usr/lib/postgresql/15/bin
 PGPORT="${PGPORT:-55432}"
 REDIS_PORT="${REDIS_PORT:-56379}"
+CLONE_ID="$(basename "$ROOT" | tr -c 'A-Za-z0-9_.\n-' '_')-$(printf '%s' "$ROOT" | sha256sum | cut -c1-10)"
+PG_DIR="${PG_DIR:-/var/lib/postgresql/florida/$CLONE_ID}"
+PGDATA="$PG_DIR/data"
+PGSOCK="$PG_DIR/sock"
+PGLOG="$PG_DIR/postgres.log"
 REDIS_DIR="$LOCAL/redis"
+REDIS_PID="$REDIS_DIR/redis.pid"
 DEB_PACKAGES=(postgresql-15 postgresql-15-postgis-3 postgis redis-server gdal-bin)
+MIN_FREE_MB=500
 
 die() { echo "services: $*" >&2; exit 1; }
 say() { echo "services: $*"; }
@@ -22,14 +32,37 @@ install_packages() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  [ "$(id -u)" -eq 0 ] || die "missing Debian packages (${missing[*]}); run as root, or install them: apt-get install ${missing[*]}"
+  [ "$(id -u)" -eq 0 ] || die "Debian packages missing (${missing[*]}): run as root, or first run: apt-get install ${missing[*]}"
   say "installing ${missing[*]} (about 20 s)"
-  apt-get update -qq >/dev/null || die "apt-get update failed: is the Debian mirror reachable?"
+  apt-get update -qq >/dev/null || die "apt-get update failed: check that the Debian mirror in /etc/apt/sources.list is reachable"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
-    || die "apt-get install ${missing[*]} failed: see apt's output above"
+    || die "apt-get install ${missing[*]} failed (see apt's output above): fix apt, then run make again"
 }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Exits when the file system holding $1 has less than MIN_FREE_MB free.
+need_space() {
+  local dir=$1 free_mb
+  free_mb=$(df -Pm "$dir" | awk 'NR == 2 { print $4 }')
+  [ "${free_mb:-0}" -ge "$MIN_FREE_MB" ] \
+    || die "disk full: ${free_mb:-0} MB free at $dir (needs $MIN_FREE_MB): free space, or set PG_DIR to a folder on another disk"
+}
+
+# One line saying why a PostgreSQL program failed, from its output or log, with the fix.
+explain_pg_failure() {
+  local what=$1 text=$2
+  case "$text" in
+    *"No space left"*) die "$what failed, disk full at $PG_DIR: free space, or set PG_DIR to a folder on another disk" ;;
+    *"Permission denied"*) die "$what failed, permission denied in $PG_DIR: the postgres user must be able to enter every folder above it; set PG_DIR to such a folder" ;;
+    *"could not bind"* | *"Address already in use"*) die "$what failed, port $PGPORT is taken: stop that program, or set PGPORT=<free port>" ;;
+    *"shared memory"*) die "$what failed, not enough shared memory: set PG_SHARED_BUFFERS lower (for example 512MB)" ;;
+    *)
+      local line
+      line=$(printf '%s\n' "$text" | grep -E -m1 'FATAL|ERROR|error:' || printf '%s\n' "$text" | grep -v '^\s*$' | tail -1)
+      die "$what failed: ${line} (full log: $PGLOG)" ;;
+  esac
+}
 
 # Settings sized for a 2-core, 24 GB machine; read from the environment for other sizes.
 pg_settings() {
@@ -43,53 +76,91 @@ pg_settings() {
 -c jit=off -c log_min_duration_statement=${PG_LOG_MIN_DURATION:-1000}"
 }
 
+as_postgres() { (cd / && runuser -u postgres -- "$@"); }
+postgres_running() { [ -f "$PGDATA/postmaster.pid" ] && as_postgres "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
+
 start_postgres() {
   if [ -n "${DATABASE_URL:-}" ]; then say "DATABASE_URL is set: using that server"; return 0; fi
+  [ -x "$PGBIN/initdb" ] || die "PostgreSQL 15 is not installed ($PGBIN/initdb is missing): apt-get install postgresql-15"
+  getent passwd postgres >/dev/null || die "the postgres user is missing: apt-get install --reinstall postgresql-15"
+  if postgres_running; then say "postgres already running on 127.0.0.1:$PGPORT"; return 0; fi
+  port_busy "$PGPORT" && die "port $PGPORT is taken by another program (another clone's PostgreSQL?): stop it, or set PGPORT=<free port>"
+  local parent
+  parent=$(dirname "$PG_DIR")
+  mkdir -p "$parent" || die "cannot create $parent: set PG_DIR to a folder root can write and postgres can enter"
+  need_space "$parent"
+  install -d -o postgres -g postgres -m 700 "$PG_DIR" "$PGDATA" \
+    || die "cannot create $PG_DIR: set PG_DIR to a folder root can write and postgres can enter"
+  install -d -o postgres -g postgres -m 755 "$PGSOCK"
+  as_postgres test -x "$PG_DIR" \
+    || die "the postgres user cannot enter $PG_DIR (a folder above it is private): set PG_DIR to a folder it can reach"
   mkdir -p "$LOCAL"
-  chmod 755 "$ROOT" "$LOCAL"
-  if [ -f "$PGDATA/postmaster.pid" ] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
-    say "postgres already running on 127.0.0.1:$PGPORT"; return 0
-  fi
-  port_busy "$PGPORT" && die "port $PGPORT is taken by another program: stop it, or set PGPORT=<free port>"
+  ln -sfn "$PG_DIR" "$LOCAL/postgres"
+  local out
   if [ ! -f "$PGDATA/PG_VERSION" ]; then
-    install -d -o postgres -g postgres -m 700 "$PGDATA"
-    runuser -u postgres -- "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null \
-      || die "initdb failed in $PGDATA"
+    out=$(as_postgres "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 2>&1) \
+      || explain_pg_failure "initdb in $PGDATA" "$out"
   fi
-  install -d -o postgres -g postgres -m 755 "$PGSOCK" "$LOCAL/pglog"
-  runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -l "$LOCAL/pglog/postgres.log" -o "$(pg_settings)" -w -t 60 start >/dev/null \
-    || die "postgres did not start: see $LOCAL/pglog/postgres.log"
-  say "postgres on 127.0.0.1:$PGPORT"
+  out=$(as_postgres "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGLOG" -o "$(pg_settings)" -w -t 60 start 2>&1) \
+    || explain_pg_failure "starting postgres" "$out
+$(tail -5 "$PGLOG" 2>/dev/null)"
+  say "postgres on 127.0.0.1:$PGPORT (cluster in $PG_DIR, linked as .local/postgres)"
+}
+
+# Our Redis is the one whose pid file names a live redis-server.
+redis_pid() {
+  local pid
+  pid=$(cat "$REDIS_PID" 2>/dev/null) || return 1
+  [ -n "$pid" ] && grep -qs redis-server "/proc/$pid/cmdline" && echo "$pid"
 }
 
 start_redis() {
   if [ -n "${REDIS_URL:-}" ]; then say "REDIS_URL is set: using that server"; return 0; fi
-  mkdir -p "$REDIS_DIR"
-  if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then say "redis already running on 127.0.0.1:$REDIS_PORT"; return 0; fi
-  port_busy "$REDIS_PORT" && die "port $REDIS_PORT is taken by another program: stop it, or set REDIS_PORT=<free port>"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --pidfile "$REDIS_DIR/redis.pid" \
+  command -v redis-server >/dev/null || die "redis-server is not installed: apt-get install redis-server"
+  if redis_pid >/dev/null; then say "redis already running on 127.0.0.1:$REDIS_PORT"; return 0; fi
+  port_busy "$REDIS_PORT" && die "port $REDIS_PORT is taken by another program (another clone's Redis?): stop it, or set REDIS_PORT=<free port>"
+  mkdir -p "$REDIS_DIR" || die "cannot create $REDIS_DIR: the clone's folder must be writable by root"
+  need_space "$REDIS_DIR"
+  rm -f "$REDIS_PID"
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --pidfile "$REDIS_PID" \
     --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" --appendonly yes --appendfsync everysec \
-    --save "" >/dev/null || die "redis did not start: see $REDIS_DIR/redis.log"
+    --save "" >/dev/null || die "redis did not start: $(tail -1 "$REDIS_DIR/redis.log" 2>/dev/null)"
   for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 || die "redis did not start: see $REDIS_DIR/redis.log"
+  redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 \
+    || die "redis did not answer on port $REDIS_PORT: $(tail -1 "$REDIS_DIR/redis.log" 2>/dev/null) (full log: $REDIS_DIR/redis.log)"
   say "redis on 127.0.0.1:$REDIS_PORT"
 }
 
+# Stops this clone's services only: its own cluster, and the Redis its own pid file names.
 stop_all() {
-  if [ -f "$PGDATA/postmaster.pid" ]; then
-    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null && say "postgres stopped"
+  if postgres_running; then
+    as_postgres "$PGBIN/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null && say "postgres stopped"
   fi
-  if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
-    redis-cli -p "$REDIS_PORT" shutdown >/dev/null 2>&1 || true; say "redis stopped"
+  local pid
+  if pid=$(redis_pid); then
+    kill -TERM "$pid"
+    for _ in $(seq 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+    say "redis stopped"
   fi
+}
+
+status() {
+  if postgres_running; then echo "postgres: running (cluster in $PG_DIR)"; else echo "postgres: not running"; fi
+  if redis_pid >/dev/null; then echo "redis: running on 127.0.0.1:$REDIS_PORT"; else echo "redis: not running"; fi
+}
+
+# Stops the services and deletes their data: the cluster under PG_DIR and .local/redis.
+clean() {
+  stop_all
+  rm -rf "$PG_DIR" "$REDIS_DIR" "$LOCAL/postgres"
+  say "deleted $PG_DIR and $REDIS_DIR"
 }
 
 case "${1:-start}" in
   install) install_packages ;;
   start) install_packages; start_postgres; start_redis ;;
   stop) stop_all ;;
-  status)
-    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" status 2>/dev/null | head -1 || echo "postgres: not running"
-    redis-cli -p "$REDIS_PORT" ping 2>/dev/null || echo "redis: not running" ;;
-  *) die "usage: scripts/services.sh install|start|stop|status" ;;
+  status) status ;;
+  clean) clean ;;
+  *) die "usage: scripts/services.sh install|start|stop|status|clean" ;;
 esac

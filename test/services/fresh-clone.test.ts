@@ -1,0 +1,110 @@
+// `make run` / `make test` from a clone in a private folder (root's home and `mktemp -d` are 0700): the services
+// start there on their own ports, answer, report their status, and stop without touching another clone's.
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import postgres from 'postgres';
+import { Redis } from 'ioredis';
+import { ownerDatabaseUrl, withDatabase } from '../../src/db-url.ts';
+
+const run = promisify(execFile);
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+function listen(): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+async function freePort(): Promise<number> {
+  const server = await listen();
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const folder = mkdtempSync(join(tmpdir(), 'florida-clone-'));
+const clone = join(folder, 'florida');
+const ports = { PGPORT: String(await freePort()), REDIS_PORT: String(await freePort()) };
+const env: NodeJS.ProcessEnv = { ...process.env, ...ports };
+for (const name of ['DATABASE_URL', 'REDIS_URL', 'PG_DIR', 'API_DATABASE_URL']) delete env[name];
+
+async function services(action: string, extra: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await run('bash', ['scripts/services.sh', action], {
+      cwd: clone,
+      env: { ...env, ...extra },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+t.teardown(async () => {
+  await services('clean');
+  rmSync(folder, { recursive: true, force: true });
+});
+
+await run('git', ['clone', '--quiet', ROOT, clone]);
+// the services script as it is in this working tree, so that what is tested is what would be committed
+copyFileSync(join(ROOT, 'scripts/services.sh'), join(clone, 'scripts/services.sh'));
+
+t.test('services start in a clone inside a 0700 folder, answer, and stop', async (t) => {
+  t.equal(statSync(folder).mode & 0o777, 0o700, 'the clone sits in a private folder');
+
+  const started = await services('start');
+  t.equal(started.code, 0, started.stderr);
+  t.match(started.stdout, `postgres on 127.0.0.1:${ports.PGPORT}`);
+  t.match(started.stdout, `redis on 127.0.0.1:${ports.REDIS_PORT}`);
+
+  const sql = postgres(`postgres://postgres@127.0.0.1:${ports.PGPORT}/postgres`, { max: 1, onnotice: () => {} });
+  const [row] = await sql`SELECT current_setting('data_directory') AS dir`;
+  await sql.end();
+  t.notOk(String(row?.dir).startsWith(folder), 'the cluster lives where the postgres user can reach it');
+  t.match(String(row?.dir), /florida-[0-9a-f]{10}\/data$/, 'in a folder named after the clone');
+
+  const redis = new Redis({ port: Number(ports.REDIS_PORT), lazyConnect: true, maxRetriesPerRequest: 0 });
+  t.equal(await redis.ping(), 'PONG');
+  redis.disconnect();
+
+  t.match((await services('status')).stdout, /postgres: running[\s\S]*redis: running/);
+  const again = await services('start');
+  t.equal(again.code, 0, 'starting twice is harmless');
+  t.match(again.stdout, /postgres already running[\s\S]*redis already running/);
+
+  const stopped = await services('stop');
+  t.equal(stopped.code, 0, stopped.stderr);
+  t.match((await services('status')).stdout, /postgres: not running[\s\S]*redis: not running/);
+
+  const suite = postgres(withDatabase(ownerDatabaseUrl(process.env), 'postgres'), { max: 1, onnotice: () => {} });
+  t.same(await suite`SELECT 1 AS one`, [{ one: 1 }], "stopping one clone's services leaves the others running");
+  await suite.end();
+});
+
+t.test('a port in use is named with its fix, in one line', async (t) => {
+  const server = await listen();
+  const { port } = server.address() as AddressInfo;
+  try {
+    const pg = await services('start', { PGPORT: String(port) });
+    t.equal(pg.code, 1);
+    t.match(pg.stderr.trim(), new RegExp(`^services: port ${port} is taken .*set PGPORT=<free port>$`));
+    const redis = await services('start', { REDIS_PORT: String(port) });
+    t.equal(redis.code, 1);
+    t.match(redis.stderr.trim(), new RegExp(`^services: port ${port} is taken .*set REDIS_PORT=<free port>$`));
+  } finally {
+    await services('stop');
+    server.close();
+  }
+});
+
+t.test('a cluster folder the postgres user cannot enter is named with its fix', async (t) => {
+  const res = await services('start', { PG_DIR: join(folder, 'private', 'cluster') });
+  t.equal(res.code, 1);
+  t.match(res.stderr.trim(), /^services: the postgres user cannot enter .*set PG_DIR to a folder it can reach$/);
+});
