@@ -1,10 +1,10 @@
 // Operator CLI: `npm run --silent admin -- <command> [options] [--json]`. Errors are one line and exit 1.
-import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { localRedisUrl, ownerDatabaseUrl } from '../db-url.ts';
 import { createRedis } from '../plugins/redis.ts';
 import { resolveKeySecret } from './keys.ts';
 import { AccountError, PLANS, accounts } from './service.ts';
+import { parseCliArgs } from './cli-args.ts';
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json]
   client create --name N --email E --plan P [--signup-at ISO8601]
@@ -45,27 +45,23 @@ function parseDate(value: string | undefined, name: string): Date | undefined {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      email: { type: 'string' },
-      plan: { type: 'string' },
-      'signup-at': { type: 'string' },
-      pack: { type: 'string' },
-      rpm: { type: 'string' },
-      'monthly-credits': { type: 'string' },
-      credits: { type: 'string' },
-      reason: { type: 'string' },
-      'purchased-at': { type: 'string' },
-      client: { type: 'string' },
-      key: { type: 'string' },
-      mode: { type: 'string', default: 'live' },
-      'subscription-status': { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
+  const { values, positionals } = parseCliArgs(argv, {
+    name: { type: 'string' },
+    email: { type: 'string' },
+    plan: { type: 'string' },
+    'signup-at': { type: 'string' },
+    pack: { type: 'string' },
+    rpm: { type: 'string' },
+    'monthly-credits': { type: 'string' },
+    credits: { type: 'string' },
+    reason: { type: 'string' },
+    'purchased-at': { type: 'string' },
+    client: { type: 'string' },
+    key: { type: 'string' },
+    mode: { type: 'string', default: 'live' },
+    'subscription-status': { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
   });
   const command = positionals.join(' ');
   if (values.help || command === '') {

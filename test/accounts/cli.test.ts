@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createTestDatabase } from '../helpers/db.ts';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
+import { joinNegativeValues, parseCliArgs } from '../../src/accounts/cli-args.ts';
 
 const db = await createTestDatabase();
 t.teardown(db.drop);
@@ -128,15 +129,18 @@ t.test('client set-limits, ledger adjust and client show', async (t) => {
   t.match(JSON.parse(plus.stdout), { delta: 250, reason: 'goodwill: outage 2026-11-01' });
   const minus = await admin('ledger', 'adjust', '--client', client, '--credits=-50', '--reason', 'correction');
   t.equal(minus.code, 0, minus.stderr);
+  const spaced = await admin('ledger', 'adjust', '--client', client, '--credits', '-25', '--reason', 'typed -25');
+  t.equal(spaced.code, 0, `'--credits -25' is a value, as people type it: ${spaced.stderr}`);
+  t.match(spaced.stdout, /-25 credits: typed -25$/);
 
   const shown = JSON.parse((await admin('client', 'show', '--client', client, '--json')).stdout);
   t.match(shown.client, { plan: 'enterprise', custom_rpm: 5000 });
   t.same(shown.balances.monthly, 9000000, 'the contract grant');
-  t.same(shown.balances.credits, 200, 'one-time credits: +250 - 50');
+  t.same(shown.balances.credits, 175, 'one-time credits: +250 - 50 - 25');
   t.match(shown.usage, { events_count: 0, monthly_quota: 9000000, plan: 'enterprise' });
   t.same(
     shown.ledger.map((l: { delta: number }) => l.delta),
-    [-50, 250],
+    [-25, -50, 250],
     'ledger newest first',
   );
   const text = await admin('client', 'show', '--client', client);
@@ -178,6 +182,7 @@ t.test('errors are one clear line and a non-zero exit', async (t) => {
     ],
     [['client', 'show', '--client', '00000000-0000-0000-0000-000000000000'], /not found/],
     [['client', 'create', '--bogus'], /bogus/],
+    [['client', 'set-limits', '--client', '00000000-0000-0000-0000-000000000000', '--rpm', '-5'], /whole number >= 0/],
   ];
   for (const [args, message] of cases) {
     const res = await admin(...args);
@@ -185,4 +190,14 @@ t.test('errors are one clear line and a non-zero exit', async (t) => {
     t.match(res.stderr.split('\n')[0], /^admin: /);
     t.match(res.stderr, message);
   }
+});
+
+t.test('a negative number after an option is its value; anything else is parsed as before', async (t) => {
+  const options = { credits: { type: 'string' }, json: { type: 'boolean' } } as const;
+  t.same(joinNegativeValues(['--credits', '-50'], options), ['--credits=-50']);
+  t.same(joinNegativeValues(['--credits', '-2.5', '--json'], options), ['--credits=-2.5', '--json']);
+  t.same(joinNegativeValues(['--credits', '--json'], options), ['--credits', '--json'], 'an option is not a value');
+  t.same(joinNegativeValues(['--json', '-5'], options), ['--json', '-5'], 'a flag takes no value');
+  t.same(joinNegativeValues(['--credits'], options), ['--credits']);
+  t.same(parseCliArgs(['ledger', '--credits', '-7'], options).values, { credits: '-7' });
 });
