@@ -1,9 +1,10 @@
 // buildApp(config): plugins, then routes. Tests import this; main.ts only listens.
-import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
 import { badRequest, registerErrorHandling, sendError } from './errors.ts';
+import { answerClientError, checkRequestEdge, loggableUrl, MAX_HEAD_BYTES, parseJsonBody } from './http-edge.ts';
+import { newRequestId } from './request-id.ts';
 import db from './plugins/db.ts';
 import redis from './plugins/redis.ts';
 import health from './plugins/health.ts';
@@ -14,26 +15,6 @@ import roundTripFloor from './plugins/round-trip-floor.ts';
 import apiRoutes from './routes/index.ts';
 import mcp from './mcp/server.ts';
 
-/** Longest URL accepted; longer ones get a 400 in the envelope rather than Node's bare 431. */
-const MAX_URL_LENGTH = 8192;
-const KEY_SHAPE = /[A-Za-z]+_(live|test)_[A-Za-z0-9]{32}/g;
-
-/** Request ids are 12 random bytes in hex; the bytes are drawn from the CSPRNG 512 ids at a time, because one
- * randomBytes call per request cost more CPU than anything else the id needed. */
-const ID_HEX = 24;
-let idPool = '';
-let idAt = 0;
-export function newRequestId() {
-  if (idAt === idPool.length) {
-    idPool = randomBytes((ID_HEX / 2) * 512).toString('hex');
-    idAt = 0;
-  }
-  idAt += ID_HEX;
-  return `req_${idPool.slice(idAt - ID_HEX, idAt)}`;
-}
-/** Keys never reach the logs, not even from a query string where a client put one by mistake. */
-export const redactUrl = (url: string) => url.replace(KEY_SHAPE, '[REDACTED]');
-
 export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
@@ -42,7 +23,7 @@ export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): F
     serializers: {
       req: (req: { method: string; url: string; ip?: string }) => ({
         method: req.method,
-        url: redactUrl(req.url),
+        url: loggableUrl(req.url),
         ip: req.ip,
       }),
     },
@@ -63,7 +44,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     logger: loggerOptions(config, opts.logStream),
     genReqId: newRequestId,
     requestIdHeader: false,
-    http: { maxHeaderSize: 65536 },
+    // HTTP/1.1 without Host is answered by checkRequestEdge, in the envelope, rather than by Node with an empty 400
+    http: { maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false },
+    clientErrorHandler: answerClientError,
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // malformed percent-encoding in the path and similar router failures: 400 in the envelope
@@ -86,16 +69,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
 
   registerErrorHandling(app);
   // a callback hook, not an async one: no promise per request for work that never waits
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
-    if (request.url.length > MAX_URL_LENGTH) {
-      sendError(reply, badRequest(`The URL is longer than ${MAX_URL_LENGTH} characters.`));
-      return; // answered: the request goes no further
-    }
-    done();
-  });
+  app.addHook('onRequest', checkRequestEdge);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
-  await app.register(db, { url: config.API_DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
+  await app.register(db, {
+    url: config.API_DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+    meterUrl: config.METER_DATABASE_URL,
+  });
   await app.register(redis, { url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(health);
   await app.register(openapi);

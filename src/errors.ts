@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'payload_too_large'
+  | 'request_timeout'
+  | 'headers_too_large'
   | 'rate_limited'
   | 'service_unavailable'
   | 'internal_error';
@@ -41,8 +43,12 @@ const SQLSTATE_TO_HTTP: Record<string, { status: number; code: ErrorCode }> = {
   '53300': { status: 503, code: 'service_unavailable' }, // too_many_connections
 };
 
+export function errorEnvelope(requestId: string, code: ErrorCode, message: string) {
+  return { error: { code, message, request_id: requestId } };
+}
+
 export function errorBody(request: FastifyRequest, code: ErrorCode, message: string) {
-  return { error: { code, message, request_id: request.id } };
+  return errorEnvelope(request.id, code, message);
 }
 
 /** Sets the error's status and headers on the reply; returns the envelope to send. */

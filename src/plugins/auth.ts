@@ -53,8 +53,24 @@ const BEARER = /^bearer ([^\s]+)$/i;
 
 export const unauthorized = () => new ApiError(401, 'unauthorized', 'Invalid API key.');
 
-/** The raw key the request presents, or null when it presents none or a conflicting / malformed pair. */
+/**
+ * Authorization or X-API-Key sent more than once. Node keeps the first Authorization and joins repeated X-API-Keys,
+ * while a proxy in front may read the last: they would disagree about who is calling, so it is a failure.
+ */
+function repeatsKeyHeader(rawHeaders: string[]): boolean {
+  let authorization = 0;
+  let apiKey = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') authorization++;
+    else if (name.length === 9 && name.toLowerCase() === 'x-api-key') apiKey++;
+  }
+  return authorization > 1 || apiKey > 1;
+}
+
+/** The raw key the request presents, or null when it presents none, a repeated header, or a conflicting pair. */
 export function presentedKey(request: FastifyRequest): string | null {
+  if (repeatsKeyHeader(request.raw.rawHeaders)) return null;
   const authorization = request.headers.authorization;
   const xApiKey = request.headers['x-api-key'];
   if (Array.isArray(xApiKey)) return null;
@@ -89,7 +105,7 @@ export default fp<{ secret: string }>(async (app, opts) => {
     const latest = new Date(latestMs);
     seen.clear();
     try {
-      await app.sql`SELECT accounts.touch_keys(${ids}::uuid[], ${latest})`;
+      await app.meterSql`SELECT accounts.touch_keys(${ids}::uuid[], ${latest})`;
     } catch (err) {
       app.log.warn({ err: (err as Error).message }, 'could not record key last_used_at');
     }

@@ -8,7 +8,7 @@ import type { ParcelHit, ParcelSearchQuery } from '../schemas/parcels.ts';
 /** "a,b" as two finite numbers, or a 400 naming the parameter and the expected form. */
 function numbers(value: string, name: string, count: number, form: string): number[] {
   const parts = value.split(',').map((p) => p.trim());
-  const nums = parts.map((p) => (/^[-+]?(\d+\.?\d*|\.\d+)$/.test(p) ? Number(p) : NaN));
+  const nums = parts.map((p) => (/^[-+]?(?:\d+(?:\.\d*)?|\.\d+)$/.test(p) ? Number(p) : NaN));
   if (parts.length !== count || nums.some((n) => !Number.isFinite(n))) {
     throw badRequest(`query parameter '${name}' must be ${form} (${count} comma-separated numbers)`);
   }

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import t, { type Test } from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { newRequestId } from '../../src/app.ts';
+import { newRequestId } from '../../src/request-id.ts';
 
 const { app, get } = await buildTestApp(t);
 

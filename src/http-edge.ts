@@ -1,0 +1,99 @@
+// The edge of HTTP: answers for requests that never reach a route (Node's parser refused them, the head is too
+// large, the URL too long, the Host header missing, the query string's percent-encoding malformed), all in the error
+// envelope, and the URL as it may be logged. Every check here runs before any work that grows faster than the input.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import secureJson from 'secure-json-parse';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { badRequest, errorEnvelope, sendError } from './errors.ts';
+import { newRequestId } from './request-id.ts';
+
+/** Longest URL accepted; longer ones get a 400 in the envelope. */
+export const MAX_URL_LENGTH = 8192;
+/** Largest request line plus headers Node parses; beyond it Node's parser stops and `answerClientError` says 431. */
+export const MAX_HEAD_BYTES = 65536;
+/** How much of a URL the request log keeps. */
+const LOGGED_URL_MAX = 1024;
+/** One of our keys as it may sit in a URL: underscores percent-encoded or not; a tail cut off by truncation too. */
+const KEY_IN_URL = /flprop(?:_|%5f)(?:live|test)(?:_|%5f)[a-z0-9]*/gi;
+/** A `%` not followed by two hex digits. */
+const BAD_PERCENT = /%(?![0-9a-f]{2})/i;
+
+/** The URL as the log may show it: at most LOGGED_URL_MAX characters, and keys never, wherever a client put one. */
+export function loggableUrl(url: string): string {
+  const shown = url.length > LOGGED_URL_MAX ? `${url.slice(0, LOGGED_URL_MAX)}…(${url.length} characters)` : url;
+  return shown.replace(KEY_IN_URL, '[REDACTED]');
+}
+
+/**
+ * onRequest, first of all: a URL over MAX_URL_LENGTH, an HTTP/1.1 request without Host, or a query string whose
+ * percent-encoding is malformed (the parser would otherwise take `%ZZ` literally) is a 400 before any other work.
+ */
+export function checkRequestEdge(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+  reply.header('X-Request-Id', request.id);
+  const url = request.url;
+  let problem: string | null = null;
+  if (url.length > MAX_URL_LENGTH) problem = `The URL is longer than ${MAX_URL_LENGTH} characters.`;
+  else if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+    problem = 'The Host header is required.';
+  } else {
+    const query = url.indexOf('?');
+    if (query >= 0 && BAD_PERCENT.test(url.slice(query))) {
+      problem = "The query string has a malformed percent-encoding: '%' must be followed by two hex digits.";
+    }
+  }
+  if (problem === null) return done();
+  sendError(reply, badRequest(problem)); // answered: the request goes no further
+}
+
+/**
+ * Node's `clientError`: a request its HTTP parser refused (bad method or header bytes, conflicting lengths, a head
+ * over MAX_HEAD_BYTES, a timeout). Fastify never sees these; they get the envelope too, with a fresh request id, and
+ * the connection closes (the parser cannot find where the next request would start).
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'headers_too_large' as const,
+          `The request line and headers are larger than ${MAX_HEAD_BYTES} bytes (a URL may have at most ${MAX_URL_LENGTH} characters).`,
+        ]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout' as const, 'The request was not received in time.']
+        : [400, 'bad_request' as const, 'The request is not valid HTTP/1.1.'];
+  const id = newRequestId();
+  const body = JSON.stringify(errorEnvelope(id, code, message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/**
+ * JSON bodies (the MCP endpoint's), parsed with secure-json-parse like Fastify's own parser, but saying what is wrong:
+ * the JSON error, or a `__proto__` / `constructor.prototype` key, which is refused rather than silently dropped.
+ */
+export function parseJsonBody(
+  _request: FastifyRequest,
+  body: string,
+  done: (err: Error | null, body?: unknown) => void,
+) {
+  if (body.length === 0) return done(badRequest('The body is empty; send a JSON value.'));
+  try {
+    done(null, secureJson.parse(body, null, { protoAction: 'error', constructorAction: 'error' }));
+  } catch (err) {
+    const message = (err as Error).message;
+    done(
+      badRequest(
+        message.includes('forbidden prototype property')
+          ? "The JSON body has a key named '__proto__' or 'constructor.prototype'; such keys are refused."
+          : `The body is not valid JSON: ${message}.`,
+      ),
+    );
+  }
+}
