@@ -28,6 +28,24 @@ function argumentProblem(tool: Tool, args: unknown): string | null {
   return name ? `Invalid argument '${name}': ${first.message}.` : `Invalid arguments: ${first.message}.`;
 }
 
+/** What is wrong with a tools/call's params before the SDK sees them (its own check answers with an internal dump). */
+function toolCallProblem(params: unknown): string | null {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    return "Invalid params: tools/call needs params with 'name' (a tool from tools/list) and 'arguments' (an object).";
+  }
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return "Invalid params: 'name' must be a string naming a tool from tools/list.";
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    return "Invalid params: 'arguments' must be an object.";
+  }
+  return null;
+}
+
+function sendJsonRpcError(reply: FastifyReply, status: number, id: unknown, code: number, message: string) {
+  const validId = typeof id === 'string' || typeof id === 'number' ? id : null;
+  return reply.code(status).send({ jsonrpc: '2.0', id: validId, error: { code, message } });
+}
+
 /** Copies the headers metering set on the Fastify reply onto the raw response the transport writes. */
 function passHeaders(reply: FastifyReply) {
   for (const [name, value] of Object.entries(reply.getHeaders())) {
@@ -79,11 +97,25 @@ export default fp(async (app) => {
     schema: { hide: true },
     onRequest: [app.authenticate('mcp')],
     // initialize, tools/list, ping and notifications are free but rate-limited; tools/call is admitted per call.
+    // A batch (a JSON array) is refused: the protocol dropped batches in 2025-06-18, and one POST must be one metered
+    // call. The refusal still counts against the per-minute limit, like every refusal of a known key.
     preHandler: async (request, reply) => {
-      const method = (request.body as { method?: unknown } | undefined)?.method;
-      if (method === 'tools/call') return;
+      const body = request.body as { id?: unknown; method?: unknown; params?: unknown } | undefined;
+      const batch = Array.isArray(body);
+      const problem = !batch && body?.method === 'tools/call' ? toolCallProblem(body.params) : null;
+      if (!batch && body?.method === 'tools/call' && problem === null) return;
       const refusal = await app.admitRequest(request, reply, 'mcp', true);
       if (refusal) return sendError(reply, refusal);
+      if (batch) {
+        return sendJsonRpcError(
+          reply,
+          400,
+          null,
+          -32600,
+          'Batches are not accepted: send one JSON-RPC message per POST.',
+        );
+      }
+      if (problem) return sendJsonRpcError(reply, 200, body?.id, -32602, problem);
     },
     handler: async (request, reply) => {
       passHeaders(reply);
