@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { apiDatabaseUrl, localRedisUrl } from './db-url.ts';
+import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl } from './db-url.ts';
 import { resolveKeySecret } from './accounts/keys.ts';
 
 const ConfigSchema = Type.Object({
@@ -18,6 +18,8 @@ const ConfigSchema = Type.Object({
   ),
   /** The API's own connection, as the read-only role; derived from DATABASE_URL when not set (db-url.ts). */
   API_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
+  /** The usage writer's connection (usage flush, trial cap, last-used), as api_meter; derived from API_DATABASE_URL. */
+  METER_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
   /**
    * Connections per API process. Default: the cores plus one. postgres.js pipelines queries on a busy connection, so
    * a few connections kept busy answer more than many each woken for one query (on 2 cores, 3 connections served
@@ -56,6 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (value !== undefined) raw[key] = value;
   }
   raw.API_DATABASE_URL ??= apiDatabaseUrl(env);
+  raw.METER_DATABASE_URL ??= meterDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
   raw.REDIS_URL ??= localRedisUrl(env);
   try {
     raw.API_KEY_SECRET ??= resolveKeySecret(env);

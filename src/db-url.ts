@@ -1,5 +1,6 @@
 // Service addresses: DATABASE_URL is the owner (migrations, imports, operator CLI); the API serves through
-// API_DATABASE_URL, by default the same server and database as the read-only role api_reader.
+// API_DATABASE_URL, by default the same server and database as the read-only role api_reader; it records usage through
+// METER_DATABASE_URL, by default the same again as the role api_meter (docs/security.md).
 /** The project-local services of scripts/services.sh, on PGPORT / REDIS_PORT when those are set. */
 export const localDatabaseUrl = (env: NodeJS.ProcessEnv = process.env) =>
   `postgres://postgres@127.0.0.1:${env.PGPORT || '55432'}/florida`;
@@ -14,6 +15,15 @@ export function apiDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   if (env.API_DATABASE_URL) return env.API_DATABASE_URL;
   const url = new URL(ownerDatabaseUrl(env));
   url.username = 'api_reader';
+  url.password = '';
+  return url.toString();
+}
+
+/** The usage writer's connection: by default the API's server and database as the role api_meter. */
+export function meterDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.METER_DATABASE_URL) return env.METER_DATABASE_URL;
+  const url = new URL(apiDatabaseUrl(env));
+  url.username = 'api_meter';
   url.password = '';
   return url.toString();
 }

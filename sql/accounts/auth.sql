@@ -29,6 +29,8 @@ $$;
 COMMENT ON FUNCTION accounts.touch_keys(uuid[], timestamptz) IS
   'Batched last_used_at update: the API flushes the keys it saw every few seconds instead of writing per request.';
 
-REVOKE ALL ON FUNCTION accounts.authenticate(bytea), accounts.touch_keys(uuid[], timestamptz) FROM PUBLIC;
-GRANT USAGE ON SCHEMA accounts TO api_reader;
-GRANT EXECUTE ON FUNCTION accounts.authenticate(bytea), accounts.touch_keys(uuid[], timestamptz) TO api_reader;
+REVOKE ALL ON FUNCTION accounts.authenticate(bytea), accounts.touch_keys(uuid[], timestamptz)
+  FROM PUBLIC, api_reader, api_meter;
+GRANT USAGE ON SCHEMA accounts TO api_reader, api_meter;
+GRANT EXECUTE ON FUNCTION accounts.authenticate(bytea) TO api_reader;
+GRANT EXECUTE ON FUNCTION accounts.touch_keys(uuid[], timestamptz) TO api_meter;

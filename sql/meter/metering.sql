@@ -1,5 +1,5 @@
 -- Metering: balances rebuilt from the ledger, batched usage flushes, the trial cap, overage invoice lines.
--- SECURITY DEFINER functions are the only way the API role writes.
+-- SECURITY DEFINER functions are the only way the API process writes, as api_meter (see docs/security.md).
 
 CREATE OR REPLACE FUNCTION meter.test_key_monthly_credits() RETURNS bigint
   LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN 100;
@@ -47,12 +47,38 @@ $$;
 COMMENT ON FUNCTION meter.client_balance(uuid, text, text, timestamptz) IS
   'Durable balances of a client for a period: monthly grant left, one-time credits, overage used, unexpired packs (oldest-expiring first).';
 
--- Records charged requests as counts. Each row: the batch it came in (a Redis stream entry, or a fail-open batch),
+-- Records charged requests as counts. Each row: the batch it came in (a Redis usage batch, or a fail-open batch),
 -- client, key, mode, surface, bucket, pack, period, UTC day and the number of requests. A batch recorded before is
 -- skipped, so flushing again after a lost acknowledgement changes nothing. Batches are remembered for 7 days.
+-- Only api_meter may call it, and it refuses (22023) any row the metering never writes: a count that is not
+-- positive, a batch not named as the metering names them, a key that is not the client's or not of the row's
+-- mode, a bucket that does not fit the mode, a pack that is not the client's.
 CREATE OR REPLACE FUNCTION meter.flush_usage(p_counts jsonb) RETURNS integer
-  LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = meter, pg_temp
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
 AS $$
+DECLARE
+  v_bad text;
+  v_recorded integer;
+BEGIN
+  SELECT format('batch %s, client %s, key %s, bucket %s, n %s', e.batch_id, e.client_id, e.key_id, e.bucket, e.n)
+    INTO v_bad
+    FROM jsonb_to_recordset(p_counts) AS e(batch_id text, client_id uuid, key_id uuid, mode text, surface text,
+                                           bucket text, pack_id uuid, period text, day date, n bigint)
+   WHERE e.n IS NULL OR e.n <= 0
+      OR e.batch_id IS NULL OR e.batch_id !~ '(usage:batch:\d+-|^unmetered:)'
+      OR e.surface IS NULL OR e.surface NOT IN ('rest', 'mcp')
+      OR e.period IS NULL OR e.period !~ '^\d{4}-\d{2}$' OR e.day IS NULL
+      OR e.bucket IS NULL OR e.bucket NOT IN ('monthly', 'pack', 'credits', 'overage', 'test', 'unmetered')
+      OR (e.bucket = 'test') IS DISTINCT FROM (e.mode = 'test')
+      OR (e.bucket = 'pack') IS DISTINCT FROM (e.pack_id IS NOT NULL)
+      OR NOT EXISTS (SELECT FROM accounts.api_keys k WHERE k.id = e.key_id AND k.client_id = e.client_id AND k.mode = e.mode)
+      OR (e.pack_id IS NOT NULL AND NOT EXISTS (
+            SELECT FROM accounts.credit_packs cp WHERE cp.id = e.pack_id AND cp.client_id = e.client_id))
+   LIMIT 1;
+  IF v_bad IS NOT NULL THEN
+    RAISE EXCEPTION 'meter.flush_usage: a row the metering never writes (%)', v_bad USING ERRCODE = '22023';
+  END IF;
+
   WITH counts AS (
     SELECT *
       FROM jsonb_to_recordset(p_counts) AS e(batch_id text, client_id uuid, key_id uuid, mode text, surface text,
@@ -76,10 +102,11 @@ AS $$
   ), forgotten AS (
     DELETE FROM meter.usage_batches WHERE flushed_at < now() - interval '7 days'
   )
-  SELECT coalesce(sum(n), 0)::int FROM ins
-$$;
+  SELECT coalesce(sum(n), 0)::int INTO v_recorded FROM ins;
+  RETURN v_recorded;
+END $$;
 COMMENT ON FUNCTION meter.flush_usage(jsonb) IS
-  'Records charged requests as counts per batch, client, key, mode, surface, bucket, pack, period and UTC day in usage_daily and the ledger; a batch recorded in the last 7 days is skipped. Returns the requests recorded.';
+  'Records charged requests as counts per batch, client, key, mode, surface, bucket, pack, period and UTC day in usage_daily and the ledger; a batch recorded in the last 7 days is skipped; a row the metering never writes (count not positive, unknown batch name, a key not the client''s) is refused with 22023. Returns the requests recorded. Executable by api_meter only.';
 
 -- The trial rule of Part 3: on the first request after day 7, the balance is capped once at min(remaining, 100).
 -- p_pending: credits the API has spent that are not flushed yet, so the cap sees the true remaining balance.
@@ -90,6 +117,9 @@ DECLARE
   v_remaining bigint;
   v_delta bigint;
 BEGIN
+  IF p_pending IS NULL OR p_pending < 0 THEN
+    RAISE EXCEPTION 'meter.apply_trial_cap: pending credits must be >= 0, got %', p_pending USING ERRCODE = '22023';
+  END IF;
   PERFORM 1 FROM accounts.clients
    WHERE id = p_client_id AND plan = 'free' AND trial_capped_at IS NULL AND signup_at <= now() - interval '7 days'
      FOR UPDATE;
@@ -116,7 +146,9 @@ SELECT client_id,
 COMMENT ON VIEW meter.overage_invoice_lines IS
   'One invoice line per client and UTC day of overage: credits used past the grant, $0.005 each, rounded up to $0.05.';
 
-REVOKE ALL ON ALL FUNCTIONS IN SCHEMA meter FROM PUBLIC;
-GRANT USAGE ON SCHEMA meter TO api_reader;
-GRANT EXECUTE ON FUNCTION meter.client_balance(uuid, text, text, timestamptz), meter.flush_usage(jsonb),
-  meter.apply_trial_cap(uuid, bigint), meter.period_of(timestamptz), meter.test_key_monthly_credits() TO api_reader;
+-- api_reader (the request path) reads balances; only api_meter (the usage flush's own connection) writes usage.
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA meter FROM PUBLIC, api_reader, api_meter;
+GRANT USAGE ON SCHEMA meter TO api_reader, api_meter;
+GRANT EXECUTE ON FUNCTION meter.client_balance(uuid, text, text, timestamptz), meter.period_of(timestamptz),
+  meter.test_key_monthly_credits() TO api_reader;
+GRANT EXECUTE ON FUNCTION meter.flush_usage(jsonb), meter.apply_trial_cap(uuid, bigint) TO api_meter;

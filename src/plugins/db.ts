@@ -1,4 +1,5 @@
-// PostgreSQL pool (postgres.js) as `app.sql`; closed when the app closes.
+// PostgreSQL pools (postgres.js): `app.sql` for the request path as api_reader, which can only read, and
+// `app.meterSql`, one connection as api_meter, the only one that may record usage; closed when the app closes.
 import fp from 'fastify-plugin';
 import postgres from 'postgres';
 
@@ -7,6 +8,8 @@ export type Sql = postgres.Sql;
 declare module 'fastify' {
   interface FastifyInstance {
     sql: Sql;
+    /** Usage flush, trial cap and last-used writes: the only connection that may record usage. */
+    meterSql: Sql;
   }
 }
 
@@ -26,10 +29,12 @@ export function createSql(url: string, max: number): Sql {
   });
 }
 
-export default fp<{ url: string; poolSize: number }>(async (app, opts) => {
+export default fp<{ url: string; poolSize: number; meterUrl: string }>(async (app, opts) => {
   const sql = createSql(opts.url, opts.poolSize);
+  const meterSql = createSql(opts.meterUrl, 1);
   app.decorate('sql', sql);
+  app.decorate('meterSql', meterSql);
   app.addHook('onClose', async () => {
-    await sql.end({ timeout: 5 });
+    await Promise.all([sql.end({ timeout: 5 }), meterSql.end({ timeout: 5 })]);
   });
 });

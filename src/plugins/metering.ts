@@ -89,6 +89,18 @@ const SETTLE_DELAY_MS = 5;
 /** Subjects remembered as refused last (see `speculates`); the set is cleared when it reaches this size. */
 const REFUSED_MAX = 100_000;
 type AdmitReply = [ok: number, field: string, count: number, resetMs: number];
+/** How long a request waits for Redis before it is allowed without it (fail open, Part 8.1). */
+const FAIL_OPEN_MS = 1000;
+/** `work`'s value, or `fallback` once the clock passes `deadline` (ms), whichever comes first; never rejects. */
+async function within<T>(work: Promise<T>, deadline: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), fallback)));
+  try {
+    return await Promise.race([work.catch(() => fallback), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 export function secondsToNextPeriod(ms: number): number {
   const d = new Date(ms);
   return Math.ceil((Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - ms) / 1000);
@@ -282,7 +294,7 @@ export default fp<MeteringOptions>(async (app, opts) => {
       if (auth.trialCapDue && auth.mode === 'live') {
         await sendTurn(); // every settlement so far has run (refunds lower what is pending)
         const pending = Number((await redis.hget(keysOf(auth.clientId).pend, 'c')) ?? 0);
-        await app.sql`SELECT meter.apply_trial_cap(${auth.clientId}::uuid, ${pending})`;
+        await app.meterSql`SELECT meter.apply_trial_cap(${auth.clientId}::uuid, ${pending})`;
         refusal = await app.reauthenticate(request, reply, surface);
         if (refusal) return refusal;
         auth = request.auth!;
@@ -484,13 +496,20 @@ export default fp<MeteringOptions>(async (app, opts) => {
       release();
     }
   }
+  // The Redis half has the fail-open budget: past it, the count is Postgres's alone (requests not flushed yet are
+  // missing from it; none is counted twice).
   app.decorate('withPendingUsage', async (auth, period, read) => {
-    if (settling.length > 0) await sendTurn(); // this process's answers so far count
-    while (moving) await moving;
+    const deadline = Date.now() + FAIL_OPEN_MS;
+    const gateOpen = async () => {
+      if (settling.length > 0) await sendTurn(); // this process's answers so far count
+      while (moving) await moving;
+      return true;
+    };
+    if (!(await within(gateOpen(), deadline, false))) return read(0);
     usageReads++;
     try {
-      const pending = await redis.hget(keysOf(subjectOf(auth)).pend, `n:${period}`).then(Number, () => 0);
-      return await read(pending);
+      const hget = redis.hget(keysOf(subjectOf(auth)).pend, `n:${period}`).then(Number, () => 0);
+      return await read(await within(hget, deadline, 0));
     } finally {
       if (--usageReads === 0 && readsDone) {
         readsDone();
@@ -512,7 +531,7 @@ export default fp<MeteringOptions>(async (app, opts) => {
 
   /** Records counted requests in Postgres (usage_daily and the ledger); returns how many were new. */
   const recordUsage = async (rows: UsageRow[]) =>
-    (await app.sql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
+    (await app.meterSql<{ n: number }[]>`SELECT meter.flush_usage(${app.sql.json(rows as never)}) AS n`)[0]?.n ?? 0;
 
   let flushing: Promise<number> | null = null;
   let lastReap = 0;

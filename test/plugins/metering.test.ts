@@ -117,9 +117,10 @@ t.test(
     const c = await newClient('pro');
     const period = periodOf(Date.now());
     const day = new Date().toISOString().slice(0, 10);
+    const batch = `test:usage:batch:${Date.now() * 1000}-${c.client.id}`; // named as the metering names batches
     const rows = [
       {
-        batch_id: `test:usage:${c.client.id}`,
+        batch_id: batch,
         client_id: c.client.id,
         key_id: c.keyId,
         mode: 'live',
@@ -131,7 +132,7 @@ t.test(
         n: 3,
       },
       {
-        batch_id: `test:usage:${c.client.id}`,
+        batch_id: batch,
         client_id: c.client.id,
         key_id: c.keyId,
         mode: 'live',
