@@ -10,7 +10,7 @@ SEED ?= 1
 OUT ?= .local/state
 JOBS ?= 2
 
-.PHONY: help install services stop status clean db run test check typecheck lint format bench-overhead bench data load-data
+.PHONY: help install services stop status clean db run test check typecheck lint format bench-overhead fuzz bench data load-data
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -55,6 +55,9 @@ format:
 
 bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and a bare Redis round trip, metered
 	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-8} --connections 32 --rounds $${ROUNDS:-3} --endpoint $${ENDPOINT:-/parcels/1}
+
+fuzz: ## hostile fuzz for MINUTES (10) against a running `make run`; report in .local/fuzz-report.md
+	@$(TSX) scripts/fuzz.ts --minutes $${MINUTES:-10}
 
 bench: services ## issue 9 benchmark on SCALE synthetic parcels (default 1000000; 10800000 = full state) into bench/RESULTS.md
 	@url=$$($(TSX) bench/state.ts --parcels $(SCALE)) && unset API_DATABASE_URL && DATABASE_URL="$$url" \

@@ -76,19 +76,36 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
 
 /**
  * JSON bodies (the MCP endpoint's), parsed with secure-json-parse like Fastify's own parser, but saying what is wrong:
- * the JSON error, or a `__proto__` / `constructor.prototype` key, which is refused rather than silently dropped.
+ * the JSON error, a `__proto__` / `constructor.prototype` key (refused rather than silently dropped), or nesting
+ * deeper than MAX_JSON_DEPTH.
  */
+/** Deepest nesting of arrays and objects a JSON body may have; deeper ones would overflow recursive code. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether `value` nests arrays and objects deeper than `max`, walked without recursion. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [node, depth] = item;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 export function parseJsonBody(
   _request: FastifyRequest,
   body: string,
   done: (err: Error | null, body?: unknown) => void,
 ) {
   if (body.length === 0) return done(badRequest('The body is empty; send a JSON value.'));
+  let value: unknown;
   try {
-    done(null, secureJson.parse(body, null, { protoAction: 'error', constructorAction: 'error' }));
+    value = secureJson.parse(body, null, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     const message = (err as Error).message;
-    done(
+    return done(
       badRequest(
         message.includes('forbidden prototype property')
           ? "The JSON body has a key named '__proto__' or 'constructor.prototype'; such keys are refused."
@@ -96,4 +113,8 @@ export function parseJsonBody(
       ),
     );
   }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+    return done(badRequest(`The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`));
+  }
+  done(null, value);
 }

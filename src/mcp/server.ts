@@ -5,7 +5,13 @@ import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Value } from '@sinclair/typebox/value';
 import { ApiError, sendError, toApiError } from '../errors.ts';
 import { TOOLS, type Tool } from './tools.ts';
@@ -28,17 +34,26 @@ function argumentProblem(tool: Tool, args: unknown): string | null {
   return name ? `Invalid argument '${name}': ${first.message}.` : `Invalid arguments: ${first.message}.`;
 }
 
-/** What is wrong with a tools/call's params before the SDK sees them (its own check answers with an internal dump). */
-function toolCallProblem(params: unknown): string | null {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
-    return "Invalid params: tools/call needs params with 'name' (a tool from tools/list) and 'arguments' (an object).";
-  }
-  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
-  if (typeof name !== 'string') return "Invalid params: 'name' must be a string naming a tool from tools/list.";
-  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
-    return "Invalid params: 'arguments' must be an object.";
-  }
-  return null;
+/** The requests this server answers, checked with the SDK's own schemas before the SDK sees them (a failure there
+ * is answered -32603 with the validator's whole report). */
+interface RequestSchema {
+  safeParse(value: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } };
+}
+const REQUEST_SCHEMAS = new Map<unknown, RequestSchema>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+]);
+
+/** "Invalid params: 'params.name' …" for the first problem of a request this server answers; null when fine. */
+function paramsProblem(message: { method?: unknown }): string | null {
+  const schema = REQUEST_SCHEMAS.get(message.method);
+  const parsed = schema?.safeParse(message);
+  const issue = parsed && !parsed.success ? parsed.error?.issues[0] : undefined;
+  if (!issue) return null;
+  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : 'params';
+  return `Invalid params for ${String(message.method)}: '${path}' is missing or not valid (${issue.message}).`;
 }
 
 function sendJsonRpcError(reply: FastifyReply, status: number, id: unknown, code: number, message: string) {
@@ -100,9 +115,9 @@ export default fp(async (app) => {
     // A batch (a JSON array) is refused: the protocol dropped batches in 2025-06-18, and one POST must be one metered
     // call. The refusal still counts against the per-minute limit, like every refusal of a known key.
     preHandler: async (request, reply) => {
-      const body = request.body as { id?: unknown; method?: unknown; params?: unknown } | undefined;
+      const body = request.body as { id?: unknown; method?: unknown } | undefined;
       const batch = Array.isArray(body);
-      const problem = !batch && body?.method === 'tools/call' ? toolCallProblem(body.params) : null;
+      const problem = !batch && body ? paramsProblem(body) : null;
       if (!batch && body?.method === 'tools/call' && problem === null) return;
       const refusal = await app.admitRequest(request, reply, 'mcp', true);
       if (refusal) return sendError(reply, refusal);
