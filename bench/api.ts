@@ -28,14 +28,14 @@ export interface RunningApi {
   stop: () => Promise<void>;
 }
 
-/** Starts src/main.ts on `port` with BENCH_ROUTES on and `env` on top; resolves once /healthz answers. */
+/** Starts bench/server.ts (the API plus its floor routes) on `port` with `env` on top; resolves once /healthz answers. */
 export async function startApi(
   port: number,
   env: Record<string, string>,
   nodeArgs: string[] = [],
 ): Promise<RunningApi> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', BENCH_ROUTES: 'true', ...env },
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'bench/server.ts'], {
+    env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

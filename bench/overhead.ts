@@ -1,6 +1,6 @@
 // The cost of authentication and metering: the same endpoint served unguarded (/bench/none/v1), with auth only
 // (/bench/auth/v1), with auth plus metering's bare Redis round trip (/bench/roundtrip/v1: its floor, see
-// src/plugins/round-trip-floor.ts) and with auth and metering (/v1), in one run, by one API process. The load generator is a
+// bench/round-trip-floor.ts) and with auth and metering (/v1), in one run, by one API process. The load generator is a
 // separate process (wrk when installed, else the autocannon CLI), so it does not share the server's event loop;
 // variants are interleaved in a rotating order and repeated, and medians are reported, because the machine is small
 // and shared.
@@ -179,7 +179,7 @@ const report = `# Auth and metering overhead
 - Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, shared with Postgres, Redis and
   other work (1-minute load average during the runs: ${spread(loads, 1)})
 - Command: \`make bench-overhead\` (\`${command}\`)
-- Setup: one API process (\`src/main.ts\`, \`BENCH_ROUTES=true\`) serves GET ${ENDPOINT} four ways: unguarded
+- Setup: one API process (\`bench/server.ts\`: the API plus its floor routes) serves GET ${ENDPOINT} four ways: unguarded
   (\`/bench/none/v1\`), auth only (\`/bench/auth/v1\`), auth plus one bare Redis round trip per request
   (\`/bench/roundtrip/v1\`, batched per event-loop turn and overlapped with the handler as metering's is, with a
   script that only answers one value per request), and auth and metering (\`/v1\`, an Enterprise key with a very high

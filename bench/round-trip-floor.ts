@@ -1,14 +1,14 @@
 // Benchmarks only: the least any exact metering across processes can cost a request. Each request sends Redis one
 // argument and waits for one value back, the requests of a turn of the event loop going as one script call on a
 // connection of their own, overlapped with the handler and awaited in onSend: the transport of the metering plugin
-// (see metering.ts) with nothing metered. Its answer is the header `X-Bench-Round-Trip` (1), so a benchmark can check
+// (see src/plugins/metering.ts) with nothing metered. Its answer is the header `X-Bench-Round-Trip` (1), so a benchmark can check
 // that it ran. bench/overhead.ts serves it as the `auth+round trip` variant, beside /v1.
 import fp from 'fastify-plugin';
 import type { FastifyRequest, onRequestHookHandler, onSendAsyncHookHandler } from 'fastify';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The bare round trip's two hooks, added after authenticate by the `auth+round trip` guard (routes/index.ts). */
+    /** The bare round trip's two hooks, added after authenticate under /bench/roundtrip/v1 (floor-routes.ts). */
     roundTrip: { onRequest: onRequestHookHandler; onSend: onSendAsyncHookHandler };
   }
 }

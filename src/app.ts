@@ -1,5 +1,5 @@
 // buildApp(config): plugins, then routes. Tests import this; main.ts only listens.
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
 import { badRequest, registerErrorHandling, sendError } from './errors.ts';
@@ -11,7 +11,6 @@ import health from './plugins/health.ts';
 import openapi from './plugins/openapi.ts';
 import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
-import roundTripFloor from './plugins/round-trip-floor.ts';
 import apiRoutes from './routes/index.ts';
 import mcp from './mcp/server.ts';
 
@@ -32,11 +31,8 @@ export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): F
 
 export interface BuildOptions {
   logStream?: NodeJS.WritableStream;
-  /**
-   * Benchmarks only: also serve the API unguarded under /bench/none/v1, with auth alone under /bench/auth/v1, and with
-   * auth plus metering's bare Redis round trip under /bench/roundtrip/v1.
-   */
-  benchRoutes?: boolean;
+  /** Registered after the API's own routes, for example a benchmark's floor routes (bench/floor-routes.ts). */
+  plugins?: FastifyPluginAsync[];
 }
 
 export async function buildApp(config: Config, opts: BuildOptions = {}) {
@@ -86,20 +82,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(apiRoutes, { prefix: '/v1' });
   await app.register(apiRoutes, { prefix: '/api/v1' });
   await app.register(mcp);
-  if (opts.benchRoutes) {
-    await app.register(apiRoutes, { prefix: '/bench/none/v1', guard: 'none' });
-    await app.register(apiRoutes, { prefix: '/bench/auth/v1', guard: 'auth' });
-    // Auth plus one Redis round trip per request, batched and overlapped as metering's are: metering's floor.
-    await app.register(roundTripFloor);
-    await app.register(apiRoutes, { prefix: '/bench/roundtrip/v1', guard: 'auth+round trip' });
-    // The HTTP floor: the same stack answering a fixed body of a given size, with no database or Redis work.
-    const bodies = new Map<number, string>();
-    app.get<{ Querystring: { bytes?: string } }>('/bench/fixed', { schema: { hide: true } }, async (request, reply) => {
-      const bytes = Math.min(Math.max(Number(request.query.bytes) || 1000, 2), 1_000_000);
-      if (!bodies.has(bytes)) bodies.set(bytes, JSON.stringify({ data: 'x'.repeat(bytes - 12) }));
-      return reply.type('application/json').send(bodies.get(bytes));
-    });
-  }
+  for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }
 export type App = Awaited<ReturnType<typeof buildApp>>;

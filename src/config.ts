@@ -36,8 +36,6 @@ const ConfigSchema = Type.Object({
    * Postgres once closed, so usage reaches Postgres within this plus the flush interval (1 s).
    */
   USAGE_BATCH_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
-  /** Benchmarks only: also serve the unguarded and fixed-body floor routes under /bench. Never in production. */
-  BENCH_ROUTES: Type.Boolean({ default: false }),
   /** HMAC secret for API-key hashes (or API_KEY_SECRET_FILE); outside production the local file `make run` makes. */
   API_KEY_SECRET: Type.String({ minLength: 32 }),
 });

@@ -1,9 +1,6 @@
-// The process: config, app, listen, graceful shutdown on SIGINT/SIGTERM. With WORKERS > 1 this process forks that
-// many API processes sharing the port (node:cluster) and only supervises them: auth and metering are exact across
-// processes, so nothing else changes.
-import cluster from 'node:cluster';
+// The process: the configuration, decoded once (a bad setting stops it with every problem listed), then serve().
 import { loadConfig } from './config.ts';
-import { buildApp } from './app.ts';
+import { serve } from './server.ts';
 
 let config;
 try {
@@ -12,52 +9,4 @@ try {
   console.error((err as Error).message);
   process.exit(1);
 }
-
-if (config.WORKERS > 1 && cluster.isPrimary) {
-  let stopping = false;
-  for (let i = 0; i < config.WORKERS; i++) cluster.fork();
-  cluster.on('exit', (worker, code, signal) => {
-    if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-      return;
-    }
-    // a worker that dies on its own takes the service down with it, loudly, rather than serving at half strength
-    console.error(`API worker ${worker.process.pid} exited (${signal ?? code}); stopping`);
-    stopping = true;
-    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-    process.exitCode = 1;
-  });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      stopping = true;
-      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-    });
-  }
-} else {
-  const app = await buildApp(config, { benchRoutes: config.BENCH_ROUTES && config.NODE_ENV !== 'production' });
-
-  let closing = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (closing) return;
-      closing = true;
-      app.log.info({ signal }, 'shutting down');
-      const force = setTimeout(() => process.exit(1), 10_000);
-      force.unref();
-      app.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
-  }
-
-  try {
-    await app.listen({ host: config.HOST, port: config.PORT });
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    console.error(
-      e.code === 'EADDRINUSE' ? `port ${config.PORT} is taken: stop that program or set PORT=<free port>` : e.message,
-    );
-    process.exit(1);
-  }
-}
+await serve(config);

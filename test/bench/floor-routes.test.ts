@@ -1,9 +1,10 @@
-// The benchmark-only routes (bench/overhead.ts): the same answer four ways, each guarded as its name says, and
-// absent unless asked for.
+// The overhead benchmark's floor routes (bench/floor-routes.ts): the same answer four ways, each guarded as its name
+// says, and absent from the API itself.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
+import floorRoutes from '../../bench/floor-routes.ts';
 
-const { app, db, get } = await buildTestApp(t, {}, { benchRoutes: true });
+const { app, db, get } = await buildTestApp(t, {}, { plugins: [floorRoutes] });
 const production = await buildTestApp(t, {}, { db });
 
 t.test('each prefix answers the same parcel, guarded as named', async (t) => {

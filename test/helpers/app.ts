@@ -1,7 +1,7 @@
 // A real app on a per-file database and a per-file Redis key prefix, closed and dropped at teardown.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { LightMyRequestResponse } from 'fastify';
+import type { FastifyPluginAsync, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
@@ -29,13 +29,13 @@ interface Teardown {
 }
 
 /**
- * With `opts.db`, a second app on an existing database, as a second API process would be; with `opts.benchRoutes`,
- * the benchmark-only routes too.
+ * With `opts.db`, a second app on an existing database, as a second API process would be; `opts.plugins` are
+ * registered after the API's routes.
  */
 export async function buildTestApp(
   t: Teardown,
   env: Record<string, string> = {},
-  opts: { db?: TestDatabase; benchRoutes?: boolean } = {},
+  opts: { db?: TestDatabase; plugins?: FastifyPluginAsync[] } = {},
 ): Promise<TestContext> {
   const db = opts.db ?? (await createTestDatabase());
   const logs: string[] = [];
@@ -57,7 +57,7 @@ export async function buildTestApp(
     API_KEY_SECRET: TEST_KEY_SECRET,
     ...env,
   });
-  const app = await buildApp(config, { logStream, benchRoutes: opts.benchRoutes });
+  const app = await buildApp(config, { logStream, plugins: opts.plugins });
   t.teardown(async () => {
     await app.close();
     if (!opts.db) await db.drop();
