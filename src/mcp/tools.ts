@@ -6,7 +6,7 @@ import type { AuthContext } from '../plugins/auth.ts';
 import { getCounty, listCounties } from '../queries/counties.ts';
 import { getAccountUsage } from '../queries/account.ts';
 import { CountySlug } from '../schemas/common.ts';
-import { periodOf } from '../plugins/metering.ts';
+import { periodOf } from '../metering/periods.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { getParcel, getParcelByParcelId, searchParcels } from '../queries/parcels.ts';
 import { listParcelSales, searchSales } from '../queries/sales.ts';

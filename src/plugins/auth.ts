@@ -8,6 +8,7 @@ import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { ApiError, sendError } from '../errors.ts';
 import { hashKey, isWellFormedKey } from '../accounts/keys.ts';
+import { setRateLimitHeaders } from '../metering/headers.ts';
 
 export interface AuthContext {
   keyId: string;
@@ -43,6 +44,8 @@ declare module 'fastify' {
   }
 }
 
+/** Failed authentications allowed per address per minute before 429. */
+export const AUTH_FAILURES_PER_MINUTE = 60;
 /** Every failure waits until this many ms after arrival, so timing does not tell the cases apart. */
 const FAILURE_FLOOR_MS = 25;
 const TOUCH_FLUSH_MS = 5000;
@@ -85,131 +88,166 @@ export function presentedKey(request: FastifyRequest): string | null {
   return key !== undefined && isWellFormedKey(key) ? key : null;
 }
 
-export default fp<{ secret: string }>(async (app, opts) => {
-  app.decorateRequest('auth', null);
-  /**
-   * The key cache is indexed by a plain SHA-256 of the key (one-shot, under 1 us), not by the stored HMAC (3-4 us, and
-   * an object per call): the HMAC is computed only to look a key up in Postgres. A key carries 190 random bits, so
-   * its SHA-256 names it as surely as the HMAC and reveals it no more.
-   */
-  const cacheKeyOf = (key: string) => hash('sha256', key, 'base64');
-  /** Key id -> when it was last used (ms), written to Postgres every TOUCH_FLUSH_MS. */
-  const seen = new Map<string, number>();
-  const cache = new Map<string, { auth: AuthContext; at: number }>();
+export default fp<{ secret: string }>(
+  async (app, opts) => {
+    app.decorateRequest('auth', null);
+    /**
+     * The key cache is indexed by a plain SHA-256 of the key (one-shot, under 1 us), not by the stored HMAC (3-4 us, and
+     * an object per call): the HMAC is computed only to look a key up in Postgres. A key carries 190 random bits, so
+     * its SHA-256 names it as surely as the HMAC and reveals it no more.
+     */
+    const cacheKeyOf = (key: string) => hash('sha256', key, 'base64');
+    /** Key id -> when it was last used (ms), written to Postgres every TOUCH_FLUSH_MS. */
+    const seen = new Map<string, number>();
+    const cache = new Map<string, { auth: AuthContext; at: number }>();
 
-  const flushTouches = async () => {
-    if (seen.size === 0) return;
-    const ids = [...seen.keys()];
-    let latestMs = 0;
-    for (const at of seen.values()) if (at > latestMs) latestMs = at;
-    const latest = new Date(latestMs);
-    seen.clear();
-    try {
-      await app.meterSql`SELECT accounts.touch_keys(${ids}::uuid[], ${latest})`;
-    } catch (err) {
-      app.log.warn({ err: (err as Error).message }, 'could not record key last_used_at');
-    }
-  };
-  /** A client's keys or credits changed (NOTIFY accounts_changed, migration 33): its cached keys are read again. */
-  const forget = (clientId: string) => {
-    for (const [id, entry] of cache) if (entry.auth.clientId === clientId) cache.delete(id);
-  };
-  // On every (re)connect of the listening session the whole cache goes: a change made while it was down went unheard.
-  await app.sql
-    .listen('accounts_changed', forget, () => cache.clear())
-    .catch((err: Error) => {
-      app.log.warn({ err: err.message }, 'cannot listen for account changes: cached keys expire after 60 s');
+    const flushTouches = async () => {
+      if (seen.size === 0) return;
+      const ids = [...seen.keys()];
+      let latestMs = 0;
+      for (const at of seen.values()) if (at > latestMs) latestMs = at;
+      const latest = new Date(latestMs);
+      seen.clear();
+      try {
+        await app.meterSql`SELECT accounts.touch_keys(${ids}::uuid[], ${latest})`;
+      } catch (err) {
+        app.log.warn({ err: (err as Error).message }, 'could not record key last_used_at');
+      }
+    };
+    /** A client's keys or credits changed (NOTIFY accounts_changed, migration 33): its cached keys are read again. */
+    const forget = (clientId: string) => {
+      for (const [id, entry] of cache) if (entry.auth.clientId === clientId) cache.delete(id);
+    };
+    // On every (re)connect of the listening session the whole cache goes: a change made while it was down went unheard.
+    await app.sql
+      .listen('accounts_changed', forget, () => cache.clear())
+      .catch((err: Error) => {
+        app.log.warn({ err: err.message }, 'cannot listen for account changes: cached keys expire after 60 s');
+      });
+    const timer = setInterval(flushTouches, TOUCH_FLUSH_MS);
+    timer.unref();
+    app.addHook('onClose', async () => {
+      clearInterval(timer);
+      await flushTouches();
     });
-  const timer = setInterval(flushTouches, TOUCH_FLUSH_MS);
-  timer.unref();
-  app.addHook('onClose', async () => {
-    clearInterval(timer);
-    await flushTouches();
-  });
 
-  /** Reads the key from Postgres and caches the answer under `id`, its cache key. */
-  async function lookup(key: string, id: string): Promise<AuthContext | undefined> {
-    const [row] = await app.sql<AuthContext[]>`
+    /** Reads the key from Postgres and caches the answer under `id`, its cache key. */
+    async function lookup(key: string, id: string): Promise<AuthContext | undefined> {
+      const [row] = await app.sql<AuthContext[]>`
       SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp, monthly_credits::float8 AS "monthlyCredits",
              rpm, overage, credit_version::text AS "creditVersion", trial_cap_due AS "trialCapDue"
         FROM accounts.authenticate(${hashKey(opts.secret, key)})`;
-    if (!row) {
-      cache.delete(id);
-      return undefined;
+      if (!row) {
+        cache.delete(id);
+        return undefined;
+      }
+      if (cache.size >= CACHE_MAX) cache.clear();
+      cache.set(id, { auth: row, at: Date.now() });
+      return row;
     }
-    if (cache.size >= CACHE_MAX) cache.clear();
-    cache.set(id, { auth: row, at: Date.now() });
-    return row;
-  }
 
-  /** The refusal of a failed authentication, after the failure floor; the 429 once an address floods. */
-  const failure = async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError> => {
-    const flood = await app.limitAuthFailures(request, reply);
-    if (flood) return flood;
-    const wait = FAILURE_FLOOR_MS - reply.elapsedTime;
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    return unauthorized();
-  };
-
-  /** Applies a looked-up key to the request: null when accepted, else the refusal (not sent). */
-  async function check(request: FastifyRequest, reply: FastifyReply, surface: Surface, auth: AuthContext | undefined) {
-    if (!auth) return failure(request, reply);
-    if (surface === 'rest' && !auth.rest) {
+    /**
+     * Counts a failed authentication from an address in the current UTC minute (in Redis, shared by every process)
+     * and sets that limit's headers: the 429 to give once the address floods, else null. Without Redis: null.
+     */
+    async function limitFailures(request: FastifyRequest, reply: FastifyReply): Promise<ApiError | null> {
+      const now = Date.now();
+      const minute = Math.floor(now / 60000);
+      let count = 0;
+      try {
+        const key = `authfail:${request.ip}:${minute}`;
+        const [[, n]] = (await app.redis.multi().incr(key).expire(key, 120).exec()) as [[null, number]];
+        count = n;
+      } catch {
+        return null; // fail open
+      }
+      const resetMs = (minute + 1) * 60000 - now;
+      const limit = AUTH_FAILURES_PER_MINUTE;
+      const resetSeconds = setRateLimitHeaders(reply, limit, limit - count, resetMs, now);
+      if (count <= limit) return null;
+      reply.header('Retry-After', resetSeconds);
       return new ApiError(
-        403,
-        'rest_disabled',
-        'This plan serves the MCP endpoint only; REST needs a Developer plan or higher.',
+        429,
+        'rate_limited',
+        `Too many failed authentications from this address; retry in ${resetSeconds} seconds.`,
       );
     }
-    if (surface === 'mcp' && !auth.mcp) {
-      return new ApiError(
-        403,
-        'mcp_disabled',
-        'This plan does not include the MCP endpoint; upgrade to Developer or higher.',
-      );
-    }
-    accept(request, auth);
-    return null;
-  }
-  function accept(request: FastifyRequest, auth: AuthContext) {
-    seen.set(auth.keyId, Date.now());
-    request.auth = auth;
-  }
 
-  app.decorate('reauthenticate', async (request: FastifyRequest, reply: FastifyReply, surface: Surface) => {
-    const key = presentedKey(request);
-    return check(request, reply, surface, key ? await lookup(key, cacheKeyOf(key)) : undefined);
-  });
+    /** The refusal of a failed authentication, after the failure floor; the 429 once an address floods. */
+    const failure = async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError> => {
+      const flood = await limitFailures(request, reply);
+      if (flood) return flood;
+      const wait = FAILURE_FLOOR_MS - reply.elapsedTime;
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      return unauthorized();
+    };
 
-  app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
-    const key = presentedKey(request);
-    if (key === null) return sendError(reply, await failure(request, reply));
-    const id = cacheKeyOf(key);
-    const cached = cache.get(id);
-    const fresh = cached && Date.now() - cached.at < CACHE_TTL_MS ? cached.auth : undefined;
-    // the common case, a cached key allowed on this surface, is decided without awaiting anything
-    if (fresh && (surface === 'rest' ? fresh.rest : fresh.mcp)) {
-      accept(request, fresh);
-      return;
+    /** Applies a looked-up key to the request: null when accepted, else the refusal (not sent). */
+    async function check(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      surface: Surface,
+      auth: AuthContext | undefined,
+    ) {
+      if (!auth) return failure(request, reply);
+      if (surface === 'rest' && !auth.rest) {
+        return new ApiError(
+          403,
+          'rest_disabled',
+          'This plan serves the MCP endpoint only; REST needs a Developer plan or higher.',
+        );
+      }
+      if (surface === 'mcp' && !auth.mcp) {
+        return new ApiError(
+          403,
+          'mcp_disabled',
+          'This plan does not include the MCP endpoint; upgrade to Developer or higher.',
+        );
+      }
+      accept(request, auth);
+      return null;
     }
-    const auth = fresh ?? (await lookup(key, id));
-    const refusal = await check(request, reply, surface, auth);
-    if (refusal?.statusCode === 403)
-      return sendError(reply, (await countRefused(request, reply, surface, auth!)) ?? refusal);
-    if (refusal) return sendError(reply, refusal);
-  });
+    function accept(request: FastifyRequest, auth: AuthContext) {
+      seen.set(auth.keyId, Date.now());
+      request.auth = auth;
+    }
 
-  /**
-   * A key its plan does not allow on this surface still counts against the client's per-minute limit, free, and its
-   * 403 carries the rate-limit headers like every answer to a known client: the 429 when the limit is reached, else
-   * null. (Not from `check`: metering calls that back to re-authenticate.)
-   */
-  async function countRefused(request: FastifyRequest, reply: FastifyReply, surface: Surface, auth: AuthContext) {
-    request.auth = { ...auth, trialCapDue: false };
-    try {
-      return await app.admitRequest(request, reply, surface, true);
-    } finally {
-      request.auth = null;
+    app.decorate('reauthenticate', async (request: FastifyRequest, reply: FastifyReply, surface: Surface) => {
+      const key = presentedKey(request);
+      return check(request, reply, surface, key ? await lookup(key, cacheKeyOf(key)) : undefined);
+    });
+
+    app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
+      const key = presentedKey(request);
+      if (key === null) return sendError(reply, await failure(request, reply));
+      const id = cacheKeyOf(key);
+      const cached = cache.get(id);
+      const fresh = cached && Date.now() - cached.at < CACHE_TTL_MS ? cached.auth : undefined;
+      // the common case, a cached key allowed on this surface, is decided without awaiting anything
+      if (fresh && (surface === 'rest' ? fresh.rest : fresh.mcp)) {
+        accept(request, fresh);
+        return;
+      }
+      const auth = fresh ?? (await lookup(key, id));
+      const refusal = await check(request, reply, surface, auth);
+      if (refusal?.statusCode === 403)
+        return sendError(reply, (await countRefused(request, reply, surface, auth!)) ?? refusal);
+      if (refusal) return sendError(reply, refusal);
+    });
+
+    /**
+     * A key its plan does not allow on this surface still counts against the client's per-minute limit, free, and its
+     * 403 carries the rate-limit headers like every answer to a known client: the 429 when the limit is reached, else
+     * null. (Not from `check`: metering calls that back to re-authenticate.)
+     */
+    async function countRefused(request: FastifyRequest, reply: FastifyReply, surface: Surface, auth: AuthContext) {
+      request.auth = { ...auth, trialCapDue: false };
+      try {
+        return await app.admitRequest(request, reply, surface, true);
+      } finally {
+        request.auth = null;
+      }
     }
-  }
-});
+  },
+  { name: 'auth', dependencies: ['db', 'redis', 'metering'] },
+);

@@ -29,12 +29,15 @@ export function createSql(url: string, max: number): Sql {
   });
 }
 
-export default fp<{ url: string; poolSize: number; meterUrl: string }>(async (app, opts) => {
-  const sql = createSql(opts.url, opts.poolSize);
-  const meterSql = createSql(opts.meterUrl, 1);
-  app.decorate('sql', sql);
-  app.decorate('meterSql', meterSql);
-  app.addHook('onClose', async () => {
-    await Promise.all([sql.end({ timeout: 5 }), meterSql.end({ timeout: 5 })]);
-  });
-});
+export default fp<{ url: string; poolSize: number; meterUrl: string }>(
+  async (app, opts) => {
+    const sql = createSql(opts.url, opts.poolSize);
+    const meterSql = createSql(opts.meterUrl, 1);
+    app.decorate('sql', sql);
+    app.decorate('meterSql', meterSql);
+    app.addHook('onClose', async () => {
+      await Promise.all([sql.end({ timeout: 5 }), meterSql.end({ timeout: 5 })]);
+    });
+  },
+  { name: 'db' },
+);

@@ -21,11 +21,14 @@ export function createRedis(url: string, keyPrefix: string): Redis {
   });
 }
 
-export default fp<{ url: string; keyPrefix: string }>(async (app, opts) => {
-  const redis = createRedis(opts.url, opts.keyPrefix);
-  redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis error'));
-  app.decorate('redis', redis);
-  app.addHook('onClose', async () => {
-    redis.disconnect();
-  });
-});
+export default fp<{ url: string; keyPrefix: string }>(
+  async (app, opts) => {
+    const redis = createRedis(opts.url, opts.keyPrefix);
+    redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis error'));
+    app.decorate('redis', redis);
+    app.addHook('onClose', async () => {
+      redis.disconnect();
+    });
+  },
+  { name: 'redis' },
+);

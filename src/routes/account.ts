@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getAccountUsage } from '../queries/account.ts';
 import { AccountUsage } from '../schemas/account.ts';
 import { ObjectEnvelope, commonErrors, meta } from '../schemas/common.ts';
-import { periodOf } from '../plugins/metering.ts';
+import { periodOf } from '../metering/periods.ts';
 
 const account: FastifyPluginAsyncTypebox = async (app) => {
   app.get(

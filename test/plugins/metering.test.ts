@@ -3,7 +3,7 @@ import t from 'tap';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp } from '../helpers/app.ts';
-import { periodOf, secondsToNextPeriod } from '../../src/plugins/metering.ts';
+import { periodOf, secondsToNextPeriod } from '../../src/metering/periods.ts';
 import { TURN } from '../../src/metering/scripts.ts';
 
 const only = <T>(rows: readonly T[]): T => {

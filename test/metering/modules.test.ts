@@ -1,0 +1,91 @@
+// The metering modules on their own: periods, headers, the per-turn Redis call (on the real Redis) and the usage gate.
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
+import { calendar, periodOf, secondsToNextPeriod } from '../../src/metering/periods.ts';
+import { setRateLimitHeaders } from '../../src/metering/headers.ts';
+import { Turns } from '../../src/metering/turns.ts';
+import { UsageFlush } from '../../src/metering/usage-flush.ts';
+import { createRedis } from '../../src/plugins/redis.ts';
+import { localRedisUrl } from '../../src/db-url.ts';
+import type { Sql } from '../../src/plugins/db.ts';
+
+t.test('periods and days are UTC', async (t) => {
+  const lastSecondOfJanuary = Date.UTC(2026, 0, 31, 23, 59, 59);
+  t.equal(periodOf(lastSecondOfJanuary), '2026-01');
+  t.equal(secondsToNextPeriod(lastSecondOfJanuary), 1);
+  t.equal(secondsToNextPeriod(Date.UTC(2026, 1, 1)), 28 * 86400, 'a whole February');
+  t.match(calendar(lastSecondOfJanuary), { day: '2026-01-31', period: '2026-01' });
+  t.match(calendar(lastSecondOfJanuary + 1000), { day: '2026-02-01', period: '2026-02' }, 'recomputed at midnight');
+});
+
+t.test('rate-limit headers: Unix-seconds reset, RFC 9651 RateLimit, never a negative remainder', async (t) => {
+  const headers: Record<string, unknown> = {};
+  const reply = { header: (name: string, value: unknown) => (headers[name] = value) } as unknown as FastifyReply;
+  const now = 1_800_000_000_500;
+  t.equal(setRateLimitHeaders(reply, 60, -3, 1200, now), 2, 'seconds until a slot frees, rounded up');
+  t.same(headers, {
+    'X-RateLimit-Limit': 60,
+    'X-RateLimit-Remaining': 0,
+    'X-RateLimit-Reset': 1_800_000_003,
+    RateLimit: 'default;r=0;t=2',
+  });
+});
+
+t.test('one turn: each admission gets its own values, however many share the call (2 calls for 300)', async (t) => {
+  const prefix = `test:${randomBytes(6).toString('hex')}:`;
+  const redis = createRedis(localRedisUrl(), prefix);
+  const turns = new Turns(redis, prefix, 20_000, () => {});
+  t.teardown(() => {
+    turns.close();
+    redis.disconnect();
+  });
+  await turns.ready();
+  const period = periodOf(Date.now());
+  // free admissions of one client: each is counted in its window, in order, however many share the call
+  const now = Date.now();
+  const answers = await Promise.all(
+    Array.from({ length: 300 }, (_, i) => turns.admit(`s|c|${now}|1000|1|${period}|r${i}|m|1`)),
+  );
+  t.same(
+    answers.map((a) => [a[0], a[2]]),
+    answers.map((_, i) => [1, i + 1]),
+    'admitted, the window counting 1..300',
+  );
+  turns.settle(`1|unknown-request|c|k|live|rest|${period}|2026-01-01`);
+  t.equal(turns.pendingSettlements, 1);
+  await turns.send();
+  t.equal(turns.pendingSettlements, 0, 'sent; a reservation that does not exist is skipped');
+});
+
+t.test('the usage gate: a move waits for the reads in progress, and reads wait for a move', async (t) => {
+  const prefix = `test:${randomBytes(6).toString('hex')}:`;
+  const redis = createRedis(localRedisUrl(), prefix);
+  t.teardown(() => redis.disconnect());
+  const { gate } = new UsageFlush({
+    redis,
+    meterSql: null as unknown as Sql,
+    keyPrefix: prefix,
+    sendTurn: async () => {},
+  });
+  const order: string[] = [];
+  await gate.enter();
+  const moved = gate.move(async () => {
+    order.push('move');
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  order.push('read done');
+  gate.leave();
+  await moved;
+  t.same(order, ['read done', 'move']);
+  let release = () => {};
+  const slow = gate.move(() => new Promise<void>((resolve) => (release = resolve)));
+  const entered = gate.enter().then(() => order.push('read'));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  order.push('move done');
+  release();
+  await slow;
+  await entered;
+  gate.leave();
+  t.same(order.slice(2), ['move done', 'read']);
+});
