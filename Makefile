@@ -54,12 +54,14 @@ format:
 	@prettier --check 'src/**/*.ts' 'test/**/*.ts' 'scripts/**/*.ts' 'bench/**/*.ts'
 
 bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and a bare Redis round trip, metered
+	@bash scripts/services.sh install-bench
 	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-8} --connections 32 --rounds $${ROUNDS:-3} --endpoint $${ENDPOINT:-/parcels/1}
 
 fuzz: ## hostile fuzz for MINUTES (10) against a running `make run`; report in .local/fuzz-report.md
 	@$(TSX) scripts/fuzz.ts --minutes $${MINUTES:-10}
 
 bench: services ## issue 9 benchmark on SCALE synthetic parcels (default 1000000; 10800000 = full state) into bench/RESULTS.md
+	@bash scripts/services.sh install-bench
 	@url=$$($(TSX) bench/state.ts --parcels $(SCALE)) && unset API_DATABASE_URL && DATABASE_URL="$$url" \
 	  $(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10} --recall-queries $${RECALL_QUERIES:-40}
 

@@ -1,5 +1,5 @@
-// What the HTTP benchmarks that run against a started API share: the load generator (wrk when installed, else the
-// autocannon CLI, each in a process of its own so it does not share the server's event loop), a free port, and the
+// What the HTTP benchmarks that run against a started API share: the load generator (wrk, or the autocannon CLI when
+// asked for, each in a process of its own so it does not share the server's event loop), a free port, and the
 // CPU time of local processes from /proc, and which processes are Redis and the database's backends.
 import { execFile, execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,13 +29,30 @@ const hasWrk = () => {
   }
 };
 
-/** `auto` (wrk when installed), `wrk` or `autocannon`; throws on anything else or on a wrk that is missing. */
+/**
+ * `wrk` (the default: `make bench-overhead` installs it) or `autocannon`, asked for by name: a benchmark never falls
+ * back to a coarser tool on its own. Throws on anything else or on a wrk that is missing.
+ */
 export function pickTool(choice: string): Tool {
-  const tool = choice === 'auto' ? (hasWrk() ? 'wrk' : 'autocannon') : choice;
-  if (tool !== 'wrk' && tool !== 'autocannon') throw new Error(`--tool must be wrk or autocannon, not ${tool}`);
-  if (tool === 'wrk' && !hasWrk())
-    throw new Error('wrk is not installed (apt-get install wrk), or use --tool autocannon');
-  return tool;
+  if (choice !== 'wrk' && choice !== 'autocannon') throw new Error(`--tool must be wrk or autocannon, not ${choice}`);
+  if (choice === 'wrk' && !hasWrk()) {
+    throw new Error('wrk is not installed: `bash scripts/services.sh install-bench` (or apt-get install wrk)');
+  }
+  return choice;
+}
+
+/** The finest latency step the tool reports, in ms: wrk prints two decimals (1.23ms), autocannon whole ms. */
+export const latencyResolutionMs = (tool: Tool) => (tool === 'wrk' ? 0.01 : 1);
+
+/**
+ * 'met' or 'missed' for "value below target", or a refusal to judge when the target is finer than what the tool
+ * could measure (a whole-millisecond median says nothing about a 0.3 ms target).
+ */
+export function judge(value: number, target: number, resolutionMs: number): string {
+  if (target < resolutionMs) {
+    return `not judged: latencies were measured in steps of ${resolutionMs} ms, coarser than the ${target} ms target`;
+  }
+  return value < target ? 'met' : 'missed';
 }
 
 /** How the report names the load generator. */

@@ -1,7 +1,7 @@
 // The cost of authentication and metering: the same endpoint served unguarded (/bench/none/v1), with auth only
 // (/bench/auth/v1), with auth plus metering's bare Redis round trip (/bench/roundtrip/v1: its floor, see
 // bench/round-trip-floor.ts) and with auth and metering (/v1), in one run, by one API process. The load generator is a
-// separate process (wrk when installed, else the autocannon CLI), so it does not share the server's event loop;
+// separate process (wrk, or the autocannon CLI when asked for), so it does not share the server's event loop;
 // variants are interleaved in a rotating order and repeated, and medians are reported, because the machine is small
 // and shared.
 //
@@ -30,6 +30,8 @@ import {
   withCpu,
   freePort,
   generateLoad,
+  judge,
+  latencyResolutionMs,
   pickTool,
   toolName,
   type Component,
@@ -42,7 +44,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
     endpoint: { type: 'string', default: '/parcels/1' },
-    tool: { type: 'string', default: 'auto' },
+    tool: { type: 'string', default: 'wrk' },
     profile: { type: 'string' },
     'no-write': { type: 'boolean', default: false },
   },
@@ -199,7 +201,7 @@ ${VARIANTS.map(cpuRow).join('\n')}
 
 Target (auth and metering together): throughput cost under 10%: **${finalCost < 10 ? 'met' : 'missed'}**
 (${finalCost.toFixed(1)}%, per round ${spread(cost('auth+meter'), 1)}%); under 0.3 ms added at the median:
-**${finalP50 < 0.3 ? 'met' : 'missed'}** (${finalP50.toFixed(3)} ms, per round ${spread(addedP50('auth+meter'), 3)} ms).
+**${judge(finalP50, 0.3, latencyResolutionMs(tool))}** (${finalP50.toFixed(3)} ms, per round ${spread(addedP50('auth+meter'), 3)} ms).
 
 The floor, measured in the same run: auth plus the bare round trip, the least any metering exact across API processes
 costs (every admission reaches the one shared Redis before its answer goes out), costs ${floorCost.toFixed(1)}% of

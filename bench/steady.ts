@@ -21,7 +21,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
     path: { type: 'string', default: '/v1/parcels/1' },
-    tool: { type: 'string', default: 'auto' },
+    tool: { type: 'string', default: 'wrk' },
     'sample-queries': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
   },

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Project-local PostgreSQL/PostGIS and Redis on loopback: install what is missing, start, stop, status, clean.
+# Project-local PostgreSQL/PostGIS and Redis on loopback: install what is missing, start, stop, status, clean;
+# install-bench installs the load generator the benchmarks use (wrk).
 # With DATABASE_URL / REDIS_URL set, the matching service is not started (those servers are used instead).
 #
 # PostgreSQL runs as the `postgres` user, which cannot enter a clone in a private folder (root's home is 0700 on
@@ -21,6 +22,7 @@ PGLOG="$PG_DIR/postgres.log"
 REDIS_DIR="$LOCAL/redis"
 REDIS_PID="$REDIS_DIR/redis.pid"
 DEB_PACKAGES=(postgresql-15 postgresql-15-postgis-3 postgis redis-server gdal-bin)
+BENCH_PACKAGES=(wrk)
 MIN_FREE_MB=500
 
 die() { echo "services: $*" >&2; exit 1; }
@@ -28,7 +30,7 @@ say() { echo "services: $*"; }
 
 install_packages() {
   local missing=()
-  for p in "${DEB_PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -157,10 +159,11 @@ clean() {
 }
 
 case "${1:-start}" in
-  install) install_packages ;;
-  start) install_packages; start_postgres; start_redis ;;
+  install) install_packages "${DEB_PACKAGES[@]}" ;;
+  install-bench) install_packages "${BENCH_PACKAGES[@]}" ;;
+  start) install_packages "${DEB_PACKAGES[@]}"; start_postgres; start_redis ;;
   stop) stop_all ;;
   status) status ;;
   clean) clean ;;
-  *) die "usage: scripts/services.sh install|start|stop|status|clean" ;;
+  *) die "usage: scripts/services.sh install|install-bench|start|stop|status|clean" ;;
 esac
