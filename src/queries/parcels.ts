@@ -2,8 +2,8 @@
 // It turns request parameters into the functions' named arguments; the SQL checks ranges and raises 22023.
 import { badRequest } from '../errors.ts';
 import type { Sql } from '../plugins/db.ts';
-import { pageOf, splitList, type Page } from '../schemas/common.ts';
-import type { ParcelHit, ParcelSearchQuery } from '../schemas/parcels.ts';
+import { pageOf, splitList, type Paged } from '../schemas/common.ts';
+import type { FacetCounts, ParcelHit, ParcelSearchQuery } from '../schemas/parcels.ts';
 
 /** "a,b" as two finite numbers, or a 400 naming the parameter and the expected form. */
 function numbers(value: string, name: string, count: number, form: string): number[] {
@@ -54,10 +54,8 @@ const FILTER_CALL = `p_query => $1, p_county => $2, p_use_code => $3, p_dor_use_
   p_sale_after => $11::date, p_sale_before => $12::date, p_sale_price_min => $13, p_sale_price_max => $14,
   p_near_lat => $15, p_near_lng => $16, p_radius_m => $17, p_bbox => $18::float8[], p_point_lng => $19, p_point_lat => $20`;
 
-export interface ParcelSearch {
-  data: ParcelHit[];
-  pagination: Page;
-  facets?: Record<string, { value: string | null; count: number }[]>;
+export interface ParcelSearch extends Paged<ParcelHit> {
+  facets?: FacetCounts;
 }
 
 /**

@@ -1,13 +1,10 @@
 // Sales: the only TypeScript that calls api.list_parcel_sales / count_parcel_sales / search_sales / count_sales.
 import type { Sql } from '../plugins/db.ts';
-import { pageOf, splitList, type Page } from '../schemas/common.ts';
+import { pageOf, splitList, type Paged } from '../schemas/common.ts';
 import type { SaleHit, SaleSearchQuery } from '../schemas/sales.ts';
 import { badRequest } from '../errors.ts';
 
-export interface Sales {
-  data: SaleHit[];
-  pagination: Page;
-}
+type Sales = Paged<SaleHit>;
 
 /** A parcel's sales, newest first; undefined when no parcel has that id. */
 export async function listParcelSales(sql: Sql, id: number, limit: number, offset: number): Promise<Sales | undefined> {

@@ -1,38 +1,19 @@
 // Tax delinquencies: the only TypeScript that calls the api.*tax_delinquenc* functions.
 import type { Sql } from '../plugins/db.ts';
-import { pageOf, splitList, type Page } from '../schemas/common.ts';
+import { pageOf, splitList, type Paged } from '../schemas/common.ts';
 import {
   SOURCES_MAX_LIMIT,
   type DelinquencyFreshness,
   type DelinquencyHit,
+  type SearchQuery,
   type StatusCount,
   type TaxDelinquencySource,
 } from '../schemas/tax-delinquencies.ts';
 
 const nul = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
-export interface SearchFilters {
-  county?: string | string[];
-  tax_year?: number;
-  status?: string;
-  min_due?: number;
-  max_due?: number;
-  parcel_id?: string;
-  owner?: string;
-  vendor?: string;
-  certificate_number?: string;
-  sort?: string;
-  limit: number;
-  offset: number;
-}
-
-export interface Paged<T> {
-  data: T[];
-  pagination: Page;
-}
-
 /** One page of search hits and the exact total, both from the same filters. */
-export async function searchTaxDelinquencies(sql: Sql, q: SearchFilters): Promise<Paged<DelinquencyHit>> {
+export async function searchTaxDelinquencies(sql: Sql, q: SearchQuery): Promise<Paged<DelinquencyHit>> {
   const county = nul(splitList(q.county));
   const f = {
     county: county as string[] | null,

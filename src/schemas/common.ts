@@ -18,6 +18,11 @@ export const Pagination = Type.Object({
   has_more: Type.Boolean({ description: 'True exactly when rows follow this page.' }),
 });
 export type Page = Static<typeof Pagination>;
+/** What a list read returns: one page of items and its pagination (the list envelope without `meta`). */
+export interface Paged<T> {
+  data: T[];
+  pagination: Page;
+}
 
 export const ErrorEnvelope = Type.Object(
   {

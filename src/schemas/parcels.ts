@@ -77,6 +77,7 @@ export const FacetCounts = Type.Record(
     description: 'Per facet, counts per value over the whole filtered result, most frequent first, at most 100 values.',
   },
 );
+export type FacetCounts = Static<typeof FacetCounts>;
 
 export const ParcelSearchQuery = Type.Object({
   query: Type.Optional(TextParam(200, 'Owner name or site address, case-insensitive and typo-tolerant.')),
