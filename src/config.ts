@@ -22,8 +22,7 @@ const ConfigSchema = Type.Object({
   METER_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
   /**
    * Connections per API process. Default: the cores plus one. postgres.js pipelines queries on a busy connection, so
-   * a few connections kept busy answer more than many each woken for one query (on 2 cores, 3 connections served
-   * 2,590 lookups/s where 16 served 1,670; see the README's benchmark section).
+   * a few connections kept busy answer more than many each woken for one query (bench/results/ has the measurement).
    */
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: availableParallelism() + 1 }),
   /** API processes sharing the port (node:cluster); every one meters through the same Redis and Postgres. */

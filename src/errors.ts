@@ -1,4 +1,4 @@
-// The error envelope of Part 7: ApiError, the SQLSTATE -> HTTP map, and the one error handler every route shares.
+// The error envelope (docs/api.md): ApiError, the SQLSTATE -> HTTP map, and the one error handler every route shares.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PATTERN_RULES } from './schemas/common.ts';
 
@@ -63,7 +63,7 @@ export function sendError(reply: FastifyReply, error: ApiError) {
   return reply.send(prepareError(reply, error));
 }
 
-/** Turns anything thrown into the Part 7 envelope; only unexpected errors are logged as errors. */
+/** Turns anything thrown into the error envelope; only unexpected errors are logged as errors. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const e = error as FastifyError & { code?: string; severity?: string; query?: string };

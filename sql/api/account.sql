@@ -1,4 +1,4 @@
--- Account usage (Part 4.5 / 2.9): the calling key's client, this UTC month.
+-- Account usage: the calling key's client, this UTC month.
 CREATE OR REPLACE FUNCTION api.get_account_usage(
   p_client_id uuid,
   p_mode text DEFAULT 'live',

@@ -1,4 +1,4 @@
--- Counties (Part 4.3): the 67 counties with their offices, certificate-sale vendor and load status.
+-- Counties: the 67 counties with their offices, certificate-sale vendor and load status.
 CREATE OR REPLACE VIEW api.counties AS
 SELECT c.id::text                               AS "id",
        c.name                                   AS "countyName",

@@ -1,4 +1,4 @@
--- Parcels (Part 4.1): search, the two single-parcel reads, and the shapes they return.
+-- Parcels: search, the two single-parcel reads, and the shapes they return.
 -- Search, count and facets share one filter builder (api.parcel_where), which writes only the predicates a
 -- request uses, so every combination of filters gets a plan of its own (no "x IS NULL OR ..." that defeats
 -- indexes). Values are quoted with format('%L'): nothing a client sends becomes SQL.

@@ -1,4 +1,4 @@
--- Tax delinquencies and certificates (Part 4.4): search, by-parcel, status counts, feed sources, freshness.
+-- Tax delinquencies and certificates: search, by-parcel, status counts, feed sources, freshness.
 -- Search and count are plpgsql with EXECUTE ... USING on purpose: each call is planned with the actual
 -- values, so every "p IS NULL OR ..." filter folds away and the remaining ones can use their index
 -- (owner contains-search uses the trigram index on owner_search, parcel ids the parcel_key btree).

@@ -108,7 +108,7 @@ END $$;
 COMMENT ON FUNCTION meter.flush_usage(jsonb) IS
   'Records charged requests as counts per batch, client, key, mode, surface, bucket, pack, period and UTC day in usage_daily and the ledger; a batch recorded in the last 7 days is skipped; a row the metering never writes (count not positive, unknown batch name, a key not the client''s) is refused with 22023. Returns the requests recorded. Executable by api_meter only.';
 
--- The trial rule of Part 3: on the first request after day 7, the balance is capped once at min(remaining, 100).
+-- The free trial's rule: on the first request after day 7, the balance is capped once at min(remaining, 100).
 -- p_pending: credits the API has spent that are not flushed yet, so the cap sees the true remaining balance.
 CREATE OR REPLACE FUNCTION meter.apply_trial_cap(p_client_id uuid, p_pending bigint DEFAULT 0) RETURNS bigint
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = meter, accounts, pg_temp

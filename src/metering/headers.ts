@@ -1,4 +1,4 @@
-// The rate-limit headers of Part 8.5, on every answer to a known key (and on failed authentications, for the
+// The rate-limit headers, on every answer to a known key (and on failed authentications, for the
 // per-address limit): X-RateLimit-Limit / -Remaining / -Reset (Unix seconds) and RFC 9651's RateLimit.
 import type { FastifyReply } from 'fastify';
 import { serializeDictionary } from 'structured-headers';

@@ -1,4 +1,4 @@
-// Authentication (Part 5): Bearer or X-API-Key, one identical 401 for every failure. Valid keys are cached in
+// Authentication: Bearer or X-API-Key, one identical 401 for every failure. Valid keys are cached in
 // process; the cache is exact because every change to a client (key revoked, suspended, plan, credits) reaches every
 // process twice: Postgres notifies them at commit (NOTIFY accounts_changed, from triggers, so plain SQL changes do
 // too) and they drop the client's keys; and the service deletes the client's Redis balance, so metering
@@ -92,8 +92,8 @@ export default fp<{ secret: string }>(
   async (app, opts) => {
     app.decorateRequest('auth', null);
     /**
-     * The key cache is indexed by a plain SHA-256 of the key (one-shot, under 1 us), not by the stored HMAC (3-4 us, and
-     * an object per call): the HMAC is computed only to look a key up in Postgres. A key carries 190 random bits, so
+     * The key cache is indexed by a plain SHA-256 of the key (one-shot), not by the stored HMAC (several times dearer,
+     * and an object per call): the HMAC is computed only to look a key up in Postgres. A key carries 190 random bits, so
      * its SHA-256 names it as surely as the HMAC and reveals it no more.
      */
     const cacheKeyOf = (key: string) => hash('sha256', key, 'base64');

@@ -1,4 +1,4 @@
-// Metering (Part 8): per-client sliding-window rate limit and the credit pool, admitted in one Redis round trip;
+// Metering: per-client sliding-window rate limit and the credit pool, admitted in one Redis round trip;
 // charged only on 2xx (the reservation is refunded otherwise); usage flushed to Postgres in batches. The parts live
 // in src/metering/ (the per-turn Redis call, the usage flush, headers, periods, the Lua scripts); this plugin wires
 // them to requests: admission (before or alongside the handler), settlement, usage reads.
@@ -60,7 +60,7 @@ declare module 'fastify' {
 const isFree = (request: FastifyRequest) =>
   (request.routeOptions.config as { free?: boolean } | undefined)?.free === true;
 const FLUSH_MS = 1000;
-/** How long a request waits for Redis before it is allowed without it (fail open, Part 8.1). */
+/** How long a request waits for Redis before it is allowed without it (fail open). */
 const FAIL_OPEN_MS = 1000;
 /** Subjects remembered as refused last (see `speculates`); the set is cleared when it reaches this size. */
 const REFUSED_MAX = 100_000;

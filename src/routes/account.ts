@@ -1,4 +1,4 @@
-// GET /account/usage (Part 4.5): the calling key's client, this UTC month, including requests not yet flushed.
+// GET /account/usage: the calling key's client, this UTC month, including requests not yet flushed.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getAccountUsage } from '../queries/account.ts';
 import { AccountUsage } from '../schemas/account.ts';

@@ -1,4 +1,4 @@
-// GET /counties and GET /counties/{county} (Part 4.3).
+// GET /counties and GET /counties/{county}.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../errors.ts';

@@ -1,4 +1,4 @@
-// GET /parcels/search, /parcels/by-parcel-id, /parcels/{id}, /parcels/{id}/sales (Part 4.1).
+// GET /parcels/search, /parcels/by-parcel-id, /parcels/{id}, /parcels/{id}/sales.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../errors.ts';

@@ -1,4 +1,4 @@
-// GET /sales/search (Part 4.2).
+// GET /sales/search.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { searchSales } from '../queries/sales.ts';
 import { ListEnvelope, commonErrors, meta } from '../schemas/common.ts';

@@ -1,4 +1,4 @@
-// GET /tax-delinquencies/{search,by-parcel,counts,sources,sources/{county},freshness} (Part 4.4).
+// GET /tax-delinquencies/{search,by-parcel,counts,sources,sources/{county},freshness}.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { notFound } from '../errors.ts';
 import {

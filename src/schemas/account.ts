@@ -1,4 +1,4 @@
-// Account usage (Part 2.9).
+// Account usage.
 import { Type, type Static } from '@sinclair/typebox';
 
 export const AccountUsage = Type.Object(

@@ -1,4 +1,4 @@
-// Envelopes, pagination, errors and shared parameter types of Part 2.1 and 8.6, as TypeBox schemas.
+// Envelopes, pagination, errors and shared parameter types, as TypeBox schemas.
 import { FormatRegistry, Type, type TSchema, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 

@@ -1,4 +1,4 @@
-// CountyRecord (Part 2.2) and the counties routes' parameters.
+// CountyRecord and the counties routes' parameters.
 import { Type, type Static } from '@sinclair/typebox';
 import { CountySlug } from './common.ts';
 

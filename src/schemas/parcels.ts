@@ -1,4 +1,4 @@
-// ParcelHit (Part 2.3) and the parameters of the parcel routes (Part 4.1).
+// ParcelHit and the parameters of the parcel routes.
 import { Type, type Static } from '@sinclair/typebox';
 import {
   Amount,

@@ -1,4 +1,4 @@
-// SaleHit (Part 2.4) and the parameters of sale search (Part 4.2).
+// SaleHit and the parameters of sale search.
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, CodeList, CountyList, DateParam, Limit, Offset, StringEnum } from './common.ts';
 

@@ -1,4 +1,4 @@
-// DelinquencyHit, TaxDelinquencySource, freshness and counts (Part 2.5-2.8) and the Part 4.4 parameters.
+// DelinquencyHit, TaxDelinquencySource, freshness and counts and their parameters.
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, CountyList, CountySlug, Limit, Offset, StringEnum, TextParam } from './common.ts';
 

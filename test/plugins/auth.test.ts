@@ -1,4 +1,4 @@
-// Part 5 and the key rows of Part 3: every way in, every way to be refused, and what the logs never hold.
+// Authentication and the key rows: every way in, every way to be refused, and what the logs never hold.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
 import { generateKey } from '../../src/accounts/keys.ts';

@@ -1,4 +1,4 @@
-// Part 8 and the trial / overage rules of Part 3, against real Redis and Postgres.
+// Metering and the trial / overage rules, against real Redis and Postgres.
 import t from 'tap';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,4 +1,4 @@
-// Bad requests of every shape get a 4xx in the Part 7 envelope, never a 500 or a stack trace.
+// Bad requests of every shape get a 4xx in the error envelope, never a 500 or a stack trace.
 import { availableParallelism } from 'node:os';
 import t, { type Test } from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
