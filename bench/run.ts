@@ -4,6 +4,7 @@
 //   node --import tsx bench/run.ts [--seconds 10] [--concurrency 4] [--service-seconds 5] [--port 3999]
 import { execFileSync, execSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { writeReport } from './report.ts';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -341,6 +342,6 @@ each are in \`bench/results/analysis.md\`):
 ${missed.join('\n')}`
 }
 `;
-writeFileSync(values.out, report);
+writeReport(values.out, report);
 console.log(report);
 process.exit(0);

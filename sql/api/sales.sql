@@ -1,4 +1,4 @@
--- Sales (Parts 4.1 and 4.2): a parcel's sale and deed history, and statewide sale search.
+-- Sales: a parcel's sale and deed history, and statewide sale search.
 
 CREATE TYPE api.sale_hit AS (
   id                  text,

@@ -280,7 +280,7 @@ COMMENT ON FUNCTION api.count_tax_delinquencies(text, integer) IS
   'slug = 400; p_tax_year: 1900-2100, NULL = all years. A county with no feed gives no rows. '
   'GET /v1/tax-delinquencies/counts.';
 
--- TaxDelinquencySource (interface 2.6), camelCase as in the interface.
+-- TaxDelinquencySource, camelCase as the sources endpoints return it (docs/api.md).
 CREATE VIEW api.tax_delinquency_sources AS
 SELECT s.id::text                      AS "id",
        s.county_id::text               AS "countyId",
