@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { ownerDatabaseUrl, withDatabase } from '../src/db-url.ts';
 import { setupDatabase } from '../scripts/db-setup.ts';
-import { generateState } from '../scripts/generate-state.ts';
+import { generateState } from '../scripts/generate/profiles/state.ts';
 import { loadState } from '../scripts/load-state.ts';
 
 const { values } = parseArgs({

@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
-import type { GenerateSummary } from './generate-state.ts';
+import type { GenerateSummary } from './generate/profiles/state.ts';
 import { deferIndexes, restoreIndexes } from '../src/importers/deferred-indexes.ts';
 import { importDelinquencies } from '../src/importers/delinquencies.ts';
 import { importNal } from '../src/importers/nal.ts';

@@ -166,6 +166,13 @@ export const COUNTIES: readonly CountyDef[] = TABLE.trim()
     };
   });
 
+/** The county with FDOR number `coNo`; core.counties ids are CO_NO - 10 (the revenue-department number). */
+export function countyByCoNo(coNo: number): CountyDef {
+  const c = COUNTIES.find((x) => x.coNo === coNo);
+  if (!c) throw new Error(`no county with CO_NO ${coNo}`);
+  return c;
+}
+
 /** Statewide total the full scale aims at: the FGDL 2023 feature count (florida.md 3). */
 export const FULL_STATE_PARCELS = 10_803_218;
 /** Even the smallest county gets a few parcels at tiny scales, so every county has every file. */

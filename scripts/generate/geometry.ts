@@ -1,6 +1,7 @@
-// Parcel polygons: each county's lots (~30 m squares in 10 x 10 "subdivision" tiles, neighbours sharing edges
-// exactly) laid out in one rectangular block centred near the county's real centroid; plus the checks that the 67
-// blocks never overlap and stay on (coarsely) dry Florida land.
+// Parcel polygons: lots on a grid of equal rectangles whose shared edges are exactly the same coordinates, written
+// with 7 decimals (every profile's polygons). For the statewide state, each county's lots (~30 m squares in 10 x 10
+// "subdivision" tiles) form one rectangular block centred near the county's real centroid, with the checks that the
+// 67 blocks never overlap and stay on (coarsely) dry Florida land.
 import type { CountyDef } from './counties.ts';
 
 const METERS_PER_DEGREE_LAT = 111_320;
@@ -42,36 +43,67 @@ export function lotOf(b: Block, k: number): [number, number] {
   return [(t % b.tilesX) * TILE + (w % TILE), Math.floor(t / b.tilesX) * TILE + Math.floor(w / TILE)];
 }
 
-const f7 = (v: number) => v.toFixed(7);
+export const f7 = (v: number) => v.toFixed(7);
 
 /**
- * Coordinate text per lot column and row, computed once per block: toFixed is the costly part of writing 10M polygons,
- * and a shared edge is then literally the same string in both neighbours.
+ * Lots of w x h degrees from (lng0, lat0): lot (i, j) spans grid columns i..i+1 and rows j..j+1. Coordinate text is
+ * computed once per column and row (toFixed is the costly part of writing 10M polygons), so a shared edge is literally
+ * the same string in both neighbours.
  */
-export class BlockWriter {
+export class LotGrid {
   private xs: string[] = [];
   private ys: string[] = [];
-  constructor(readonly block: Block) {}
-  private x(i: number): string {
-    return (this.xs[i] ??= f7(this.block.lng0 + i * this.block.w));
+  constructor(
+    readonly lng0: number,
+    readonly lat0: number,
+    readonly w: number,
+    readonly h: number,
+  ) {}
+  x(i: number): string {
+    return (this.xs[i] ??= f7(this.lng0 + i * this.w));
   }
-  private y(j: number): string {
-    return (this.ys[j] ??= f7(this.block.lat0 + j * this.block.h));
+  y(j: number): string {
+    return (this.ys[j] ??= f7(this.lat0 + j * this.h));
+  }
+  /** Lot (i, j) as [west, south, east, north] coordinate text. */
+  lot(i: number, j: number): [string, string, string, string] {
+    return [this.x(i), this.y(j), this.x(i + 1), this.y(j + 1)];
+  }
+}
+
+/** Lot (column, row) of the index-th lot when lots fill a grid `columns` wide, row by row. */
+export const rowMajor = (index: number, columns: number): [number, number] => [
+  index % columns,
+  Math.floor(index / columns),
+];
+
+// A rectangle's closed ring runs counter-clockwise (RFC 7946) from its south-west corner: SW, SE, NE, NW, SW.
+
+/** A rectangle's ring as GeoJSON coordinate text. */
+export const geojsonRing = (x0: string, y0: string, x1: string, y1: string) =>
+  `[[${x0},${y0}],[${x1},${y0}],[${x1},${y1}],[${x0},${y1}],[${x0},${y0}]]`;
+
+/** A rectangle's ring as WKT text. */
+export const wktRing = (x0: string, y0: string, x1: string, y1: string) =>
+  `(${x0} ${y0}, ${x1} ${y0}, ${x1} ${y1}, ${x0} ${y1}, ${x0} ${y0})`;
+
+/** A county block's polygons as GeoJSON geometry text. */
+export class BlockWriter {
+  private grid: LotGrid;
+  constructor(readonly block: Block) {
+    this.grid = new LotGrid(block.lng0, block.lat0, block.w, block.h);
   }
   /**
    * The GeoJSON geometry text of parcel k. A split parcel is a MultiPolygon of the lot's west and east 45% with a
-   * strip (a drainage easement) between them; rings are counter-clockwise (RFC 7946).
+   * strip (a drainage easement) between them.
    */
   geometry(k: number, split: boolean): string {
     const [i, j] = lotOf(this.block, k);
-    const y0 = this.y(j);
-    const y1 = this.y(j + 1);
-    const ring = (a: string, c: string) => `[[${a},${y0}],[${c},${y0}],[${c},${y1}],[${a},${y1}],[${a},${y0}]]`;
-    if (!split) return `{"type":"Polygon","coordinates":[${ring(this.x(i), this.x(i + 1))}]}`;
-    const x0 = this.block.lng0 + i * this.block.w;
-    const west = f7(x0 + this.block.w * 0.45);
-    const east = f7(x0 + this.block.w * 0.55);
-    return `{"type":"MultiPolygon","coordinates":[[${ring(this.x(i), west)}],[${ring(east, this.x(i + 1))}]]}`;
+    const [x0, y0, x1, y1] = this.grid.lot(i, j);
+    if (!split) return `{"type":"Polygon","coordinates":[${geojsonRing(x0, y0, x1, y1)}]}`;
+    const west = this.block.lng0 + i * this.block.w;
+    const [a, b] = [f7(west + this.block.w * 0.45), f7(west + this.block.w * 0.55)];
+    return `{"type":"MultiPolygon","coordinates":[[${geojsonRing(x0, y0, a, y1)}],[${geojsonRing(b, y0, x1, y1)}]]}`;
   }
 }
 

@@ -1,7 +1,9 @@
-// Local parcel ids in each county's real shape (florida.md 5): parcel index k is decomposed into a PLSS section region
-// (2,000 parcels), a subdivision (100 parcels, one polygon tile) and a lot, and those parts are rendered the way the
-// county writes its PARCEL_ID. Every part comes from k by mixed radix, so ids are unique within a county.
+// Parcel ids in each county's real shape (florida.md 5). For the statewide state, parcel index k is decomposed into a
+// PLSS section region (2,000 parcels), a subdivision (100 parcels, one polygon tile) and a lot, and those parts are
+// rendered the way the county writes its PARCEL_ID; every part comes from k by mixed radix, so ids are unique within a
+// county. Also the forms the fixture profiles share: the dashed display form and the state parcel id.
 import type { CountyDef } from './counties.ts';
+import { pad as p } from './format.ts';
 import { mix32 } from './prng.ts';
 
 export const REGION = 2000;
@@ -35,7 +37,6 @@ export function plssOf(c: CountyDef, k: number): Plss {
   };
 }
 
-const p = (n: number, width: number) => String(n).padStart(width, '0');
 const LETTERS = 'ABCDEFGHJKLMNPRSTUVWXYZ';
 
 const MIAMI_MUNIS = ['30', '30', '30', '30', '30', '01', '01', '01', '04', '04', '02', '03', '35', '10', '08', '07'];
@@ -98,7 +99,21 @@ export function parcelId(c: CountyDef, k: number, lettered: boolean): string {
         ? `${p(twp, 2)}${p(rng, 2)}${p(sec, 2)}${p(sub * 10, 4)}${p(block * 100, 5)}${p(lot * 10, 4)}`
         : `${p(sec, 2)}${p(twp, 2)}${p(rng, 2)}${p(sub * 10, 4)}${p(block * 100, 5)}${p(lot * 10, 4)}`;
     case 'dashed':
-      // Small counties often submit the display form with dashes (`01-1S-07-0000-0010-0000`).
-      return `${p(sec, 2)}-${twp}${c.twpDir}-${p(rng, 2)}-${p(sub * 100, 4)}-${p(block * 10, 4)}-${p(lot * 10, 4)}`;
+      return dashedParcelId(sec, twp, c.twpDir, rng, sub * 100, block * 10, lot * 10);
   }
 }
+
+/** The display form with dashes small counties often submit: `01-1S-07-0000-0010-0000` (sec-twp-rng-a-b-c). */
+export const dashedParcelId = (
+  sec: number,
+  twp: number,
+  twpDir: string,
+  rng: number,
+  a: number,
+  b: number,
+  c: number,
+) => `${p(sec, 2)}-${twp}${twpDir}-${p(rng, 2)}-${p(a, 4)}-${p(b, 4)}-${p(c, 4)}`;
+
+/** FDOR's STATE_PAR_ID shape: `C23-000-012-3456-0`. */
+export const stateParcelId = (coNo: number, a: number, b: number, c: number, d: number) =>
+  `C${coNo}-${p(a, 3)}-${p(b, 3)}-${p(c, 4)}-${d}`;

@@ -1,5 +1,6 @@
-// Seeded randomness for the statewide generator: one independent stream per county, so counties can be generated in
-// any order (or in parallel) and still be byte-identical for a given seed.
+// The generator's one seeded random-number generator (mulberry32) and its seed and weight helpers. Every profile draws
+// from its own stream: the fixtures from one fixed seed, the statewide state from one stream per county (seeded from
+// SEED and CO_NO), so counties can be generated in any order (or in parallel) and still be byte-identical.
 
 /** FNV-1a over a string: turns any seed text plus a county number into a 32-bit PRNG seed. */
 export function hash32(text: string): number {
@@ -22,7 +23,7 @@ export function mix32(a: number, b = 0): number {
   return h >>> 0;
 }
 
-/** mulberry32 (the same generator as scripts/gen-fixtures.ts) with the helpers the generator needs. */
+/** mulberry32 with the draws the profiles need. */
 export class Rng {
   private state: number;
   constructor(seed: number) {
@@ -42,6 +43,10 @@ export class Rng {
   }
   pick<T>(xs: readonly T[]): T {
     return xs[Math.floor(this.next() * xs.length)]!;
+  }
+  /** An element of xs, the early ones much more likely: index floor(n * u^power), so power > 1 favours the front. */
+  skewed<T>(xs: readonly T[], power: number): T {
+    return xs[Math.min(xs.length - 1, Math.floor(xs.length * Math.pow(this.next(), power)))]!;
   }
   /** Index into a table of cumulative weights (built once with cumulative()). */
   weighted(cum: Float64Array): number {

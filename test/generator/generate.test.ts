@@ -1,19 +1,13 @@
-// The statewide generator (scripts/generate-state.ts) run as a function at a small scale: file layouts, per-county
+// The generator's statewide `state` profile run as a function at a small scale: file layouts, per-county
 // consistency between NAL, SDF, polygons and delinquencies, determinism, proportions and name distributions.
 // No database.
 import t from 'tap';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  COUNTIES,
-  DELINQUENCY_COLUMNS,
-  generateState,
-  generatorCounts,
-  NAL_COLUMNS,
-  SDF_COLUMNS,
-  type GenerateSummary,
-} from '../../scripts/generate-state.ts';
+import { DELINQUENCY_COLUMNS, NAL_COLUMNS, SDF_COLUMNS } from '../../scripts/generate/columns.ts';
+import { COUNTIES, generatorCounts } from '../../scripts/generate/counties.ts';
+import { generateState, type GenerateSummary } from '../../scripts/generate/profiles/state.ts';
 import { assertBlocks, FLORIDA_BBOX, planBlock } from '../../scripts/generate/geometry.ts';
 import { parcelId } from '../../scripts/generate/ids.ts';
 

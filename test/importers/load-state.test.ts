@@ -7,7 +7,7 @@ import { mkdtempSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from '../helpers/db.ts';
-import { generateState } from '../../scripts/generate-state.ts';
+import { generateState } from '../../scripts/generate/profiles/state.ts';
 import { loadState } from '../../scripts/load-state.ts';
 import { setupDatabase } from '../../scripts/db-setup.ts';
 import { BULK_TABLES, deferIndexes } from '../../src/importers/deferred-indexes.ts';

@@ -1,11 +1,13 @@
-// Generates one county: walks its parcels once, in subdivision tiles of 100, and streams the NAL row, the parcel's
-// SDF sales, its polygon and its delinquency records to four files. Only the current subdivision and a small ring
-// of recent owners are held in memory.
+// Profile `state`, one county: walks its parcels once, in subdivision tiles of 100, and streams the NAL row, the
+// parcel's SDF sales, its polygon and its delinquency records to four files. Only the current subdivision and a small
+// ring of recent owners are held in memory.
 import { join } from 'node:path';
-import { COUNTIES, type CountyDef } from './counties.ts';
-import { DELINQUENCY_COLUMNS, NAL, NAL_COLUMNS, SDF_COLUMNS } from './columns.ts';
-import { BlockWriter, planBlock, TILE } from './geometry.ts';
-import { parcelId, plssOf, SUBDIVISION } from './ids.ts';
+import { COUNTIES, type CountyDef } from '../counties.ts';
+import { DELINQUENCY_COLUMNS, NAL, NAL_COLUMNS, SDF_COLUMNS } from '../columns.ts';
+import { certificateNumber, certificateSaleDate, isCertified, STRUCK_HOLDER, STRUCK_RATE } from '../delinquency.ts';
+import { csvField, csvLine, money, pad, pad2 } from '../format.ts';
+import { BlockWriter, planBlock, TILE } from '../geometry.ts';
+import { parcelId, plssOf, stateParcelId, SUBDIVISION } from '../ids.ts';
 import {
   businessName,
   CERTIFICATE_HOLDERS,
@@ -17,10 +19,10 @@ import {
   street,
   SUBDIVISION_WORDS,
   surname,
-} from './names.ts';
-import { cumulative, hash32, mix32, Rng } from './prng.ts';
-import { Sink } from './sink.ts';
-import { dorUc, MIX_TABLES, type Kind, type Use } from './uses.ts';
+} from '../names.ts';
+import { cumulative, hash32, mix32, Rng } from '../prng.ts';
+import { Sink } from '../sink.ts';
+import { dorUc, MIX_TABLES, type Kind, type Use } from '../uses.ts';
 
 export const ROLL_YEAR = 2026;
 export const TAX_YEARS = [2022, 2023, 2024, 2025] as const;
@@ -48,12 +50,6 @@ export interface CountyResult {
   files: ReturnType<typeof countyFiles>;
   bytes: { nal: number; sdf: number; gis: number; delinquencies: number };
 }
-
-const p2 = (n: number) => (n < 10 ? `0${n}` : String(n));
-const pad = (n: number, w: number) => String(n).padStart(w, '0');
-/** CSV quoting only where needed (names and legal text may contain commas or quotes). */
-const q = (v: string) => (v.includes(',') || v.includes('"') ? `"${v.replace(/"/g, '""')}"` : v);
-const money = (v: number) => v.toFixed(2);
 
 /** FIPS county part (florida.md 2): odd alphabetical codes, Miami-Dade 086. */
 const fips3 = (c: CountyDef) => (c.coNo === 23 ? '086' : pad(2 * (c.coNo - 11) + 1, 3));
@@ -199,9 +195,9 @@ export async function generateCounty(
   const gis = new Sink(join(outDir, files.gis));
   const del = new Sink(join(outDir, files.delinquencies));
   const sinks = [nal, sdf, gis, del];
-  nal.line(NAL_COLUMNS.join(','), false);
-  sdf.line(SDF_COLUMNS.join(','), false);
-  del.line(DELINQUENCY_COLUMNS.join(','), false);
+  nal.line(csvLine(NAL_COLUMNS), false);
+  sdf.line(csvLine(SDF_COLUMNS), false);
+  del.line(csvLine(DELINQUENCY_COLUMNS), false);
 
   const polygonsOut = new BlockWriter(planBlock(c, parcels));
   const countyUpper = c.name.toUpperCase();
@@ -348,7 +344,7 @@ export async function generateCounty(
       yearBuilt,
       priceFactor: r.lognormal(0.3),
       nbrhd: String(r.int(100, 9999)),
-      mktAr: p2(r.int(1, 40)),
+      mktAr: pad2(r.int(1, 40)),
       census: `12${fips3(c)}${pad(100 + (Math.floor(t / 40) % 9800) * 100 + r.int(0, 99), 6)}${r.int(1, 4)}${pad(r.int(0, 999), 3)}`,
       grp: String(r.int(0, 9)),
       builder: yearBuilt >= 2024 && kind !== 'rural' && r.chance(0.3) ? r.pick(PORTFOLIO_OWNERS.slice(-4)) : null,
@@ -380,7 +376,7 @@ export async function generateCounty(
     const hasAddress = !(use.vacant && r.chance(use.gov || use.ag || use.code >= 94 ? 0.85 : 0.45)) && use.code !== 9;
     let phy1 = '';
     let phy2 = '';
-    const unit = `${Math.floor(w / TILE) + 1}${p2((w % TILE) + 1)}`;
+    const unit = `${Math.floor(w / TILE) + 1}${pad2((w % TILE) + 1)}`;
     if (hasAddress) {
       if (use.code === 3) phy1 = s.tower;
       else if (use.condo) {
@@ -483,9 +479,15 @@ export async function generateCounty(
     const strata = String(
       use.code < 10 ? 1 : use.code < 50 ? 2 : use.code < 70 ? 3 : use.code < 80 ? 4 : use.code < 90 ? 5 : 6,
     );
-    const twn = `${p2(plss.twp)}${c.twpDir}`;
-    const rng = `${p2(plss.rng)}${c.rngDir}`;
-    const statePar = `C${c.coNo}-${pad(Math.floor(k / 10_000_000), 3)}-${pad(Math.floor(k / 10_000) % 1000, 3)}-${pad(k % 10_000, 4)}-${k % 7}`;
+    const twn = `${pad2(plss.twp)}${c.twpDir}`;
+    const rng = `${pad2(plss.rng)}${c.rngDir}`;
+    const statePar = stateParcelId(
+      c.coNo,
+      Math.floor(k / 10_000_000),
+      Math.floor(k / 10_000) % 1000,
+      k % 10_000,
+      k % 7,
+    );
     row[NAL.CO_NO] = String(c.coNo);
     row[NAL.PARCEL_ID] = id;
     row[NAL.FILE_T] = 'R';
@@ -495,7 +497,7 @@ export async function generateCounty(
     row[NAL.GRP_NO] = s.grp;
     row[NAL.DOR_UC] = dor;
     row[NAL.PA_UC] =
-      paStyle <= 1 ? `${dor.slice(1)}${p2(mix32(use.code, s.cityIdx) % 4)}` : paStyle === 2 ? dor.slice(1) : dor;
+      paStyle <= 1 ? `${dor.slice(1)}${pad2(mix32(use.code, s.cityIdx) % 4)}` : paStyle === 2 ? dor.slice(1) : dor;
     row[NAL.JV] = String(jv);
     row[NAL.AV_SD] = String(avSd);
     row[NAL.AV_NSD] = String(avNsd);
@@ -530,7 +532,7 @@ export async function generateCounty(
       row[NAL.NO_LND_UNTS] = String(sqft);
       row[NAL.LND_SQFOOT] = String(sqft);
     }
-    row[NAL.DT_LAST_INSPT] = `${p2(r.int(1, 12))}${p2(r.int(18, 25))}`;
+    row[NAL.DT_LAST_INSPT] = `${pad2(r.int(1, 12))}${pad2(r.int(18, 25))}`;
     if (improved) {
       row[NAL.IMP_QUAL] = String(r.int(1, 5));
       row[NAL.CONST_CLASS] = String(r.int(1, 5));
@@ -563,43 +565,45 @@ export async function generateCounty(
     // Mailing address: owner-occupied homesteads get their own site; others elsewhere in Florida, out of state,
     // or abroad.
     const mail = r.next();
-    row[NAL.OWN_NAME] = q(owner.name);
+    row[NAL.OWN_NAME] = csvField(owner.name);
     if ((homestead || (owner.person && mail < 0.25)) && phy1) {
-      row[NAL.OWN_ADDR1] = q(phy2 ? `${phy1} ${phy2}` : phy1);
-      row[NAL.OWN_CITY] = q(city === 'UNINCORPORATED' ? c.cities[0]![0] : city);
+      row[NAL.OWN_ADDR1] = csvField(phy2 ? `${phy1} ${phy2}` : phy1);
+      row[NAL.OWN_CITY] = csvField(city === 'UNINCORPORATED' ? c.cities[0]![0] : city);
       row[NAL.OWN_STATE] = fullStateNames ? 'FLORIDA' : 'FL';
       row[NAL.OWN_ZIPCD] = zip;
     } else if (mail < 0.7 || use.gov) {
       const other = use.gov || mail < 0.45 ? c : COUNTIES[r.int(0, COUNTIES.length - 1)]!;
       const [oc, oz] = other.cities[r.int(0, other.cities.length - 1)]!;
-      row[NAL.OWN_ADDR1] = q(r.chance(0.15) ? `PO BOX ${r.int(1, 99999)}` : `${r.int(1, 19999)} ${street(r, 0.1)}`);
-      row[NAL.OWN_CITY] = q(oc === 'UNINCORPORATED' ? other.cities[0]![0] : oc);
+      row[NAL.OWN_ADDR1] = csvField(
+        r.chance(0.15) ? `PO BOX ${r.int(1, 99999)}` : `${r.int(1, 19999)} ${street(r, 0.1)}`,
+      );
+      row[NAL.OWN_CITY] = csvField(oc === 'UNINCORPORATED' ? other.cities[0]![0] : oc);
       row[NAL.OWN_STATE] = fullStateNames ? 'FLORIDA' : 'FL';
       row[NAL.OWN_ZIPCD] = oz;
     } else if (mail < 0.95) {
       const [oc, st, full, oz] = OUT_OF_STATE[r.zipf(OUT_OF_STATE.length, 3)]!;
-      row[NAL.OWN_ADDR1] = q(`${r.int(1, 9999)} ${street(r, 0.3)}`);
+      row[NAL.OWN_ADDR1] = csvField(`${r.int(1, 9999)} ${street(r, 0.3)}`);
       if (r.chance(0.1)) row[NAL.OWN_ADDR2] = `STE ${r.int(100, 999)}`;
       row[NAL.OWN_CITY] = oc;
       row[NAL.OWN_STATE] = fullStateNames ? full : st;
       row[NAL.OWN_ZIPCD] = r.chance(0.3) ? `${oz}-${pad(r.int(0, 9999), 4)}` : oz;
     } else {
       const [oc, oz, country] = FOREIGN[r.int(0, FOREIGN.length - 1)]!;
-      row[NAL.OWN_ADDR1] = q(`${r.int(1, 999)} ${street(r, 0)}`);
+      row[NAL.OWN_ADDR1] = csvField(`${r.int(1, 999)} ${street(r, 0)}`);
       row[NAL.OWN_CITY] = oc;
       row[NAL.OWN_STATE] = country;
       row[NAL.OWN_ZIPCD] = oz;
     }
     row[NAL.OWN_STATE_DOM] = homestead ? 'FL' : '';
     if (owner.trust && r.chance(0.3)) {
-      row[NAL.FIDU_NAME] = q(`${surname(r, r.chance(c.hispanic))} ${firstName(r, false)} TR`);
+      row[NAL.FIDU_NAME] = csvField(`${surname(r, r.chance(c.hispanic))} ${firstName(r, false)} TR`);
       row[NAL.FIDU_ADDR1] = row[NAL.OWN_ADDR1]!;
       row[NAL.FIDU_CITY] = row[NAL.OWN_CITY]!;
       row[NAL.FIDU_STATE] = row[NAL.OWN_STATE]!;
       row[NAL.FIDU_ZIPCD] = row[NAL.OWN_ZIPCD]!;
       row[NAL.FIDU_CD] = '1';
     }
-    row[NAL.S_LEGAL] = q(
+    row[NAL.S_LEGAL] = csvField(
       use.condo
         ? `${s.name} CONDO UNIT ${unit} UNDIV ${(100 / SUBDIVISION).toFixed(2)}% INT IN COMMON ELEMENTS`
         : s.kind === 'rural' || plss.sub === 0
@@ -614,10 +618,10 @@ export async function generateCounty(
     row[NAL.TAX_AUTH_CD] = city === 'UNINCORPORATED' ? '9000' : pad((s.cityIdx + 1) * 100, 4);
     row[NAL.TWN] = twn;
     row[NAL.RNG] = rng;
-    row[NAL.SEC] = p2(plss.sec);
+    row[NAL.SEC] = pad2(plss.sec);
     row[NAL.CENSUS_BK] = s.census;
-    row[NAL.PHY_ADDR1] = q(phy1);
-    row[NAL.PHY_ADDR2] = q(phy2);
+    row[NAL.PHY_ADDR1] = csvField(phy1);
+    row[NAL.PHY_ADDR2] = csvField(phy2);
     row[NAL.PHY_CITY] = phyCity;
     row[NAL.PHY_ZIPCD] = phyCity ? zip : '';
     if (altKey) row[NAL.ALT_KEY] = String(1_000_000 + k);
@@ -643,7 +647,7 @@ export async function generateCounty(
     // ---- SDF -----------------------------------------------------------------------------------------------
     for (const sale of sales) {
       sdf.line(
-        [
+        csvLine([
           c.coNo,
           id,
           ROLL_YEAR,
@@ -667,7 +671,7 @@ export async function generateCounty(
           row[NAL.RS_ID],
           row[NAL.MP_ID],
           statePar,
-        ].join(','),
+        ]),
       );
     }
 
@@ -692,12 +696,12 @@ export async function generateCounty(
         let status: string = STATUS_LABELS[r.weighted(newest ? STATUS_NEWEST : STATUS_OLDER)]!;
         // Homesteads owing under $250 are not auctioned: struck to the county at 18% (s. 197.432(4)).
         if (homestead && amount < 250 && status === 'certificate_sold') status = 'struck';
-        const certified = status === 'certificate_sold' || status === 'struck' || status === 'redeemed';
+        const certified = isCertified(status);
         const advertising = Math.round((1.5 + r.next() * 12) * 100) / 100;
         const face = Math.round((amount * 1.03 * 1.05 + advertising) * 100) / 100;
         let bid = 0;
         if (certified) {
-          if (status === 'struck') bid = 18;
+          if (status === 'struck') bid = STRUCK_RATE;
           else {
             const b = r.next();
             bid = b < 0.45 ? 0.25 : b < 0.55 ? 0 : b < 0.8 ? r.int(2, 20) / 4 : b < 0.95 ? r.int(21, 72) / 4 : 18;
@@ -711,35 +715,35 @@ export async function generateCounty(
         if (certified) {
           const n = (certSeq.get(year) ?? 0) + 1;
           certSeq.set(year, n);
-          certNo = `${year}-${pad(n, 6)}`;
+          certNo = certificateNumber(year, n);
         }
         const holder = !certified
           ? ''
           : status === 'struck'
-            ? 'COUNTY HELD'
+            ? STRUCK_HOLDER
             : r.chance(0.85)
               ? CERTIFICATE_HOLDERS[r.zipf(CERTIFICATE_HOLDERS.length, 2)]!
               : r.chance(0.5)
                 ? businessName(r)
                 : `${surname(r, r.chance(c.hispanic))} ${firstName(r, false)}`;
         del.line(
-          [
+          csvLine([
             c.slug,
-            q(id),
+            id,
             year,
             status,
             money(amount),
             money(total),
             certNo,
-            certified ? `${year + 1}${saleDay}` : '',
-            r.chance(0.9) ? q(owner.name) : '',
-            phy1 && r.chance(0.85) ? q(phy2 ? `${phy1} ${phy2}` : phy1) : '',
-            q(c.vendor),
+            certified ? certificateSaleDate(year, saleDay) : '',
+            r.chance(0.9) ? owner.name : '',
+            phy1 && r.chance(0.85) ? (phy2 ? `${phy1} ${phy2}` : phy1) : '',
+            c.vendor,
             certified ? money(face) : '',
-            q(holder),
+            holder,
             certified ? money(bid) : '',
             certified ? money(bid) : '',
-          ].join(','),
+          ]),
         );
       }
     }
