@@ -39,6 +39,7 @@ const SQLSTATE_TO_HTTP: Record<string, { status: number; code: ErrorCode }> = {
   '22008': { status: 400, code: 'bad_request' }, // datetime_field_overflow
   '22003': { status: 400, code: 'bad_request' }, // numeric_value_out_of_range
   '2201B': { status: 400, code: 'bad_request' }, // invalid_regular_expression
+  '22021': { status: 400, code: 'bad_request' }, // character_not_in_repertoire: a NUL in a text value
   '57014': { status: 503, code: 'service_unavailable' }, // query_canceled (statement timeout)
   '53300': { status: 503, code: 'service_unavailable' }, // too_many_connections
 };
@@ -71,7 +72,12 @@ export function toApiError(error: unknown): ApiError {
   if (typeof e.code === 'string' && e.severity !== undefined) {
     const mapped = SQLSTATE_TO_HTTP[e.code];
     if (mapped) {
-      const message = mapped.status === 400 ? e.message : 'The service is busy; retry with backoff.';
+      const message =
+        mapped.status !== 400
+          ? 'The service is busy; retry with backoff.'
+          : e.code === '22021'
+            ? 'A text value contains a NUL character (\\u0000), which no text field can hold.'
+            : e.message;
       return new ApiError(mapped.status, mapped.code, message);
     }
   }

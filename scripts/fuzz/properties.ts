@@ -486,6 +486,15 @@ function jsonRpcProblems(value: unknown, sent: unknown): string[] {
     out.push(`id ${JSON.stringify(id)} is not a string, number or null`);
   if ('result' in value && isObject(sent) && id !== sent.id)
     out.push(`result for id ${JSON.stringify(id)}, sent id ${JSON.stringify(sent.id)}`);
+  // a tool's own internal error (its 500) for whatever arguments a client sent
+  const content = isObject(value.result) && Array.isArray(value.result.content) ? value.result.content : [];
+  if (isObject(value.result) && value.result.isError === true) {
+    for (const part of content) {
+      if (isObject(part) && typeof part.text === 'string' && /^Internal error/.test(part.text)) {
+        out.push(`tool error is the server's own: ${clip(part.text)}`);
+      }
+    }
+  }
   if ('error' in value) {
     const e = value.error;
     if (!isObject(e)) return [...out, 'error is not an object'];

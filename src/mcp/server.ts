@@ -31,7 +31,9 @@ function argumentProblem(tool: Tool, args: unknown): string | null {
   const first = Value.Errors(tool.input, args).First();
   if (!first) return null;
   const name = first.path.replace(/^\//, '').replace(/\//g, '.');
-  return name ? `Invalid argument '${name}': ${first.message}.` : `Invalid arguments: ${first.message}.`;
+  const allowed = (first.schema as { enum?: unknown[] }).enum;
+  const rule = allowed ? `must be one of: ${allowed.join(', ')}` : first.message;
+  return name ? `Invalid argument '${name}': ${rule}.` : `Invalid arguments: ${rule}.`;
 }
 
 /** The requests this server answers, checked with the SDK's own schemas before the SDK sees them (a failure there

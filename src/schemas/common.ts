@@ -1,5 +1,5 @@
 // Envelopes, pagination, errors and shared parameter types, as TypeBox schemas.
-import { FormatRegistry, Type, type TSchema, type Static } from '@sinclair/typebox';
+import { FormatRegistry, Kind, Type, TypeRegistry, type TSchema, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 
 /** What a pattern means, in words: a 400 says this instead of the regular expression (see validationMessage). */
@@ -116,8 +116,16 @@ export const CodeList = (description: string) =>
 /** Money and other amounts: finite, non-negative, below a trillion. */
 export const Amount = (description: string) => Type.Number({ minimum: 0, maximum: 1e12, finite: true, description });
 /** One of a fixed list of strings; a wrong value gets a 400 that lists the allowed ones. */
+/**
+ * A string from a fixed list: `{ type: 'string', enum }` for ajv and the OpenAPI document, and a kind of its own so that
+ * TypeBox's Value.Check (MCP tool arguments) checks the list too (it ignores `enum` on Type.String).
+ */
+TypeRegistry.Set<{ enum: string[] }>(
+  'StringEnum',
+  (schema, value) => typeof value === 'string' && schema.enum.includes(value),
+);
 export const StringEnum = <T extends string>(values: readonly T[], description: string) =>
-  Type.String({ enum: [...values], description });
+  Type.Unsafe<T>({ [Kind]: 'StringEnum', type: 'string', enum: [...values], description });
 
 /** What ajv's `date` format checks for REST, for TypeBox's Value.Check too (MCP tool arguments). */
 FormatRegistry.Set('date', (value) => {

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { buildTestApp } from '../helpers/app.ts';
 import { loggableUrl } from '../../src/http-edge.ts';
+import { toApiError } from '../../src/errors.ts';
 
 const ctx = await buildTestApp(t);
 const { app, db } = ctx;
@@ -223,6 +224,32 @@ t.test('MCP: a tools/call without a name, or with a __proto__ key, gets a clear 
   t.match(broken.json().error.message, /not valid JSON/);
   t.equal(await usageOf(c.client.id), 0, 'nothing charged');
 });
+
+t.test(
+  "MCP: a tool argument outside its list, or a NUL reaching SQL, is the client's error, not an internal one",
+  async (t) => {
+    const c = await ctx.newClient('developer');
+    for (const sort of ['bogus', 'a\u0000b']) {
+      const res = await mcp(c.headers, {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'search_parcels', arguments: { sort } },
+      });
+      const text = res.json().result.content[0].text as string;
+      t.match(res.json().result, { isError: true });
+      t.match(text, /^Invalid argument 'sort': must be one of: relevance/, JSON.stringify(sort));
+    }
+    const nul = toApiError(
+      Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), {
+        code: '22021',
+        severity: 'ERROR',
+      }),
+    );
+    t.match(nul, { statusCode: 400, code: 'bad_request', message: /NUL character/ });
+    t.equal(await usageOf(c.client.id), 0, 'nothing charged');
+  },
+);
 
 t.test('a key revoked with plain SQL is refused once the notification arrives, and from then on', async (t) => {
   const c = await ctx.newClient('growth');

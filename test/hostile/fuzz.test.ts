@@ -90,6 +90,7 @@ t.test('the checks catch each kind of wrong answer', async (t) => {
     ['a batch answered', mcp('[{"jsonrpc":"2.0","id":1,"method":"ping"}]'), 200, json, '[{"jsonrpc":"2.0","id":1,"result":{}}]', /batch/],
     ['a validation dump', mcp(call), 200, json, JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: '[\n {\n "expected": "string"' } }), /-32603[^]*dump/],
     ['a ZodError', mcp(call), 200, json, '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"ZodError: x"}}', /ZodError/],
+    ['a tool\'s own internal error', mcp(call), 200, json, '{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"Internal error; retry with backoff."}]}}', /server's own/],
     ['valid JSON called invalid', mcp('{"__proto__":{}}'), 400, json, envelope('Body is not valid JSON'), /valid JSON refused/],
     ['no answer to a request', mcp(call), 202, {}, '', /202/],
     ['too slow', rest('/v1/counties'), 200, json, '{"data":[]}', /took/],
