@@ -5,11 +5,11 @@ import { stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import { ImportError } from './errors.ts';
-import { listZip, openZipEntry } from './zip.ts';
+import { openZipEntry } from './zip.ts';
 
 export interface OpenedInput {
   stream: Readable;
-  /** Bytes the progress is measured against (the zip's compressed size for a zip entry). */
+  /** Bytes the progress is measured against (the entry's uncompressed size for a zip entry). */
   totalBytes: number;
   bytesRead: () => number;
   /** What is actually read, e.g. `file.zip:NAL49F202501.csv`. */
@@ -37,21 +37,24 @@ export const isZip = (path: string) => /\.zip$/i.test(path);
 /** Opens `path`, or inside a zip the first entry whose name matches `entryPattern`. */
 export async function openInput(path: string, entryPattern = /\.(csv|txt)$/i): Promise<OpenedInput> {
   const size = await checkFile(path);
-  let read = 0;
+  let source: Readable;
+  let totalBytes = size;
+  let label = path;
   if (isZip(path)) {
-    const entries = (await listZip(path)).filter((e) => entryPattern.test(e.name) && !e.name.startsWith('__MACOSX/'));
-    const entry = entries[0];
+    const entry = await openZipEntry(path, (name) => entryPattern.test(name) && !name.startsWith('__MACOSX/'));
     if (!entry) throw new ImportError(`${path}: the zip holds no file matching ${entryPattern}`);
-    const stream = await openZipEntry(path, entry, (n) => (read += n));
-    return { stream, totalBytes: entry.compressedSize, bytesRead: () => read, label: `${path}:${entry.name}` };
-  }
-  const file = createReadStream(path, { highWaterMark: 1 << 20 });
+    source = entry.stream;
+    totalBytes = entry.size;
+    label = `${path}:${entry.name}`;
+  } else source = createReadStream(path, { highWaterMark: 1 << 20 });
+  let read = 0;
   // Counted through a pass-through: a bare 'data' listener would start the flow before the consumer is attached.
   const stream = new PassThrough({ highWaterMark: 1 << 20 });
-  file.on('data', (b) => (read += (b as Buffer).length));
-  file.on('error', (err) => stream.destroy(err));
-  file.pipe(stream);
-  return { stream, totalBytes: size, bytesRead: () => read, label: path };
+  source.on('data', (b) => (read += (b as Buffer).length));
+  source.on('error', (err) => stream.destroy(err));
+  stream.on('close', () => source.destroy());
+  source.pipe(stream);
+  return { stream, totalBytes, bytesRead: () => read, label };
 }
 
 export async function sha256File(path: string): Promise<string> {

@@ -26,9 +26,9 @@ const ALIASES: Record<string, string[]> = {
 async function datasource(path: string): Promise<string> {
   const abs = resolve(path);
   if (isZip(path)) {
-    const shp = (await listZip(path)).find((e) => /\.shp$/i.test(e.name) && !e.name.startsWith('__MACOSX/'));
+    const shp = (await listZip(path)).find((name) => /\.shp$/i.test(name) && !name.startsWith('__MACOSX/'));
     if (!shp) throw new ImportError(`${path}: the zip holds no .shp file`);
-    return `/vsizip/${abs}/${shp.name}`;
+    return `/vsizip/${abs}/${shp}`;
   }
   if (/\.(geojsonl|geojsons|jsonl|ndjson)$/i.test(path)) return `GeoJSONSeq:${abs}`;
   return abs;

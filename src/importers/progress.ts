@@ -1,9 +1,15 @@
-// Progress on stderr: a redrawn bar on a TTY (rows, rows/s, percent and ETA from bytes read), plain lines every
-// 10 s otherwise (logs, CI), nothing with --quiet.
+// Progress on stderr: a cli-progress bar on a TTY (rows, rows/s, percent and ETA from bytes read), plain lines
+// every 10 s otherwise (logs, CI), nothing with --quiet.
+import { SingleBar } from 'cli-progress';
+
+/** How often a row count is formatted: the bar at most 5 times a second, plain lines every 10 s. */
+const TTY_INTERVAL_MS = 200;
+const PLAIN_INTERVAL_MS = 10_000;
+
 export class Progress {
   private readonly started = Date.now();
   private last = 0;
-  private drawn = false;
+  private bar: SingleBar | null = null;
 
   constructor(
     private readonly label: string,
@@ -18,37 +24,46 @@ export class Progress {
   tick(rows: number, bytes: number) {
     if (this.mode === 'quiet') return;
     const now = Date.now();
-    if (now - this.last < (this.mode === 'tty' ? 200 : 10_000)) return;
+    if (now - this.last < (this.mode === 'tty' ? TTY_INTERVAL_MS : PLAIN_INTERVAL_MS)) return;
     this.last = now;
     const secs = (now - this.started) / 1000;
-    const rate = secs > 0 ? rows / secs : 0;
-    let pct = '';
-    let eta = '';
+    const counts = {
+      label: this.label,
+      rows: rows.toLocaleString('en-US'),
+      rate: Math.round(secs > 0 ? rows / secs : 0).toLocaleString('en-US'),
+    };
+    if (this.mode === 'tty') {
+      if (!this.bar) {
+        this.bar = new SingleBar({
+          format: this.totalBytes
+            ? '{label} [{bar}] {percentage}% ETA {eta_formatted}  {rows} rows  {rate} rows/s'
+            : '{label} {rows} rows  {rate} rows/s',
+          barsize: 24,
+          linewrap: true, // leave the terminal's line wrapping alone
+        });
+        this.bar.start(this.totalBytes ?? 0, 0, counts);
+      }
+      this.bar.update(bytes, counts);
+      return;
+    }
+    let share = '';
     if (this.totalBytes && bytes > 0) {
       const f = Math.min(1, bytes / this.totalBytes);
-      pct = `${(f * 100).toFixed(0).padStart(3)}%`;
-      eta = ` ETA ${clock(f > 0 ? secs / f - secs : 0)}`;
+      share = `${(f * 100).toFixed(0).padStart(3)}% ETA ${clock(f > 0 ? secs / f - secs : 0)}`;
     }
-    const line = `${this.label} ${rows.toLocaleString('en-US')} rows  ${Math.round(rate).toLocaleString('en-US')} rows/s  ${pct}${eta}`;
-    if (this.mode === 'tty') {
-      const width = 24;
-      const filled = this.totalBytes ? Math.round((Math.min(1, bytes / this.totalBytes) || 0) * width) : 0;
-      process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${line}\x1b[K`);
-      this.drawn = true;
-    } else process.stderr.write(line + '\n');
+    process.stderr.write(`${this.label} ${counts.rows} rows  ${counts.rate} rows/s  ${share}\n`);
   }
 
   /** A phase message (e.g. merging) on its own line. */
   note(message: string) {
     if (this.mode === 'quiet') return;
-    if (this.drawn) process.stderr.write('\n');
-    this.drawn = false;
+    this.end();
     process.stderr.write(`${this.label} ${message}\n`);
   }
 
   end() {
-    if (this.drawn) process.stderr.write('\n');
-    this.drawn = false;
+    this.bar?.stop();
+    this.bar = null;
   }
 }
 
