@@ -11,7 +11,7 @@ import { restoreIndexes } from '../src/importers/deferred-indexes.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Order matters: core helpers first, api is rebuilt from scratch, grants last. */
-const SQL_DIRS = ['core', 'accounts', 'meter', 'ingest', 'api'];
+const SQL_DIRS = ['core', 'accounts', 'meter', 'ingest', 'api', 'search'];
 
 export async function setupDatabase(opts: {
   url: string;
@@ -71,10 +71,15 @@ export async function setupDatabase(opts: {
   }
 }
 
-/** Re-applies every repeatable object in one transaction: api is dropped and rebuilt, so nothing stale survives. */
+/**
+ * Re-applies every repeatable object in one transaction: api and search are dropped and rebuilt, so nothing stale
+ * survives. Function bodies are checked when called, not when created (as pg_dump restores them): api's entry points
+ * call search's helpers, which use api's row types.
+ */
 export async function applySql(sql: postgres.Sql) {
   await sql.begin(async (tx) => {
-    await tx.unsafe('DROP SCHEMA IF EXISTS api CASCADE; CREATE SCHEMA api;');
+    await tx.unsafe(`SET LOCAL check_function_bodies = off;
+      DROP SCHEMA IF EXISTS api CASCADE; DROP SCHEMA IF EXISTS search CASCADE; CREATE SCHEMA api; CREATE SCHEMA search;`);
     for (const dir of SQL_DIRS) {
       const path = join(ROOT, 'sql', dir);
       if (!existsSync(path)) continue;

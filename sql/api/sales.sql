@@ -16,18 +16,6 @@ CREATE TYPE api.sale_hit AS (
 );
 COMMENT ON TYPE api.sale_hit IS 'SaleHit (interface 2.4). Codes are raw county / FDOR codes; grantor and grantee are null where the source has none (FDOR SDF files).';
 
-CREATE FUNCTION api.sale_rows(p_ids bigint[]) RETURNS SETOF api.sale_hit
-  LANGUAGE sql STABLE PARALLEL SAFE
-AS $$
-  SELECT s.id::text, c.slug, s.parcel_id, s.sale_date::text, s.sale_price::float8, s.book, s.page, s.instrument_number,
-         s.deed_code, s.qualification_code, s.grantor, s.grantee
-    FROM unnest(p_ids) WITH ORDINALITY AS u(id, ord)
-    JOIN core.sales s ON s.id = u.id
-    JOIN core.counties c ON c.id = s.county_id
-   ORDER BY u.ord
-$$;
-COMMENT ON FUNCTION api.sale_rows(bigint[]) IS 'SaleHit rows for sale ids, in the order given.';
-
 CREATE FUNCTION api.list_parcel_sales(p_id bigint, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0) RETURNS SETOF api.sale_hit
   LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
@@ -38,7 +26,7 @@ AS $$
      WHERE p.id = p_id
      ORDER BY s.sale_date DESC, s.id DESC
      LIMIT p_limit OFFSET p_offset) AS ids) x
-   CROSS JOIN LATERAL api.sale_rows(x.ids) r
+   CROSS JOIN LATERAL search.sale_rows(x.ids) r
 $$;
 COMMENT ON FUNCTION api.list_parcel_sales(bigint, integer, integer) IS
   'GET /v1/parcels/{id}/sales: the parcel''s recorded sales, newest first (ties by id). Sales match the parcel by county and punctuation-insensitive parcel id.';
@@ -51,29 +39,6 @@ BEGIN
             FROM core.parcels p WHERE p.id = p_id);
 END $$;
 COMMENT ON FUNCTION api.count_parcel_sales(bigint) IS 'How many sales the parcel has; NULL when no parcel has that id (the API answers 404).';
-
--- The filters of sale search as one WHERE clause over core.sales s (only the predicates used, values quoted).
-CREATE FUNCTION api.sale_where(p_county text[], p_from date, p_to date, p_min_price float8, p_max_price float8, p_use_code text[])
-RETURNS text
-  LANGUAGE plpgsql STABLE PARALLEL SAFE
-AS $$
-DECLARE
-  w text[] := ARRAY['true'];
-BEGIN
-  IF p_from > p_to THEN PERFORM core.bad_input('from: must not be later than to'); END IF;
-  IF p_min_price > p_max_price THEN PERFORM core.bad_input('min_price: must not be greater than max_price'); END IF;
-  IF p_county IS NOT NULL THEN w := w || format('s.county_id = ANY (%L::smallint[])', api.county_ids(p_county)); END IF;
-  IF p_from IS NOT NULL THEN w := w || format('s.sale_date >= %L::date', p_from); END IF;
-  IF p_to IS NOT NULL THEN w := w || format('s.sale_date <= %L::date', p_to); END IF;
-  IF p_min_price IS NOT NULL THEN w := w || format('s.sale_price >= %L::float8', p_min_price); END IF;
-  IF p_max_price IS NOT NULL THEN w := w || format('s.sale_price <= %L::float8', p_max_price); END IF;
-  IF p_use_code IS NOT NULL THEN
-    w := w || format('s.dor_use_code = ANY (%L::text[])', (SELECT array_agg(api.normalize_dor_use_code(u)) FROM unnest(p_use_code) u));
-  END IF;
-  RETURN array_to_string(w, ' AND ');
-END $$;
-COMMENT ON FUNCTION api.sale_where(text[], date, date, float8, float8, text[]) IS
-  'The WHERE clause of sale search; use codes are the DOR use code recorded with the sale (1-4 digits, 01 = 0100).';
 
 CREATE FUNCTION api.search_sales(
   p_county text[] DEFAULT NULL, p_from date DEFAULT NULL, p_to date DEFAULT NULL,
@@ -95,9 +60,9 @@ BEGIN
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
   EXECUTE format('SELECT array_agg(id) FROM (SELECT s.id FROM core.sales s WHERE %s ORDER BY %s LIMIT %s OFFSET %s) page',
-                 api.sale_where(p_county, p_from, p_to, p_min_price, p_max_price, p_use_code), v_order, p_limit, p_offset)
+                 search.sale_where(p_county, p_from, p_to, p_min_price, p_max_price, p_use_code), v_order, p_limit, p_offset)
      INTO v_ids;
-  RETURN QUERY SELECT * FROM api.sale_rows(coalesce(v_ids, '{}'));
+  RETURN QUERY SELECT * FROM search.sale_rows(coalesce(v_ids, '{}'));
 END $$;
 COMMENT ON FUNCTION api.search_sales(text[], date, date, float8, float8, text[], text, integer, integer) IS
   'GET /v1/sales/search: recorded sales by county slugs, date range (p_from/p_to inclusive), price bounds and DOR use codes; p_sort date_newest (default), date_oldest, price_desc, price_asc; ties by id.';
@@ -111,7 +76,7 @@ AS $$
 DECLARE
   v_count integer;
 BEGIN
-  EXECUTE format('SELECT count(*) FROM core.sales s WHERE %s', api.sale_where(p_county, p_from, p_to, p_min_price, p_max_price, p_use_code))
+  EXECUTE format('SELECT count(*) FROM core.sales s WHERE %s', search.sale_where(p_county, p_from, p_to, p_min_price, p_max_price, p_use_code))
      INTO v_count;
   RETURN v_count;
 END $$;

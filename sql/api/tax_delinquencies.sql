@@ -25,86 +25,6 @@ COMMENT ON TYPE api.delinquency_hit IS
   'DelinquencyHit (interface 2.5): ids as text, amounts and rates as float8, certificate_sale_date as YYYY-MM-DD; '
   'every field present, NULL where unknown.';
 
--- The filter set shared by search and count, so both always agree. Positional parameters:
--- $1 county ids, $2 tax_year, $3 status, $4 min_due, $5 max_due, $6 parcel_key, $7 owner (normalized),
--- $8 vendor (lower case), $9 certificate_number.
-CREATE FUNCTION api.tax_delinquency_where() RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN $w$
-      ($1 IS NULL OR (cardinality($1) = 1 AND d.county_id = $1[1]) OR (cardinality($1) > 1 AND d.county_id = ANY ($1)))
-  AND ($2 IS NULL OR d.tax_year = $2)
-  AND ($3 IS NULL OR d.status = $3 OR ($3 = 'unknown' AND d.status IS NULL))
-  AND ($4 IS NULL OR d.total_due >= $4)
-  AND ($5 IS NULL OR d.total_due <= $5)
-  AND ($6 IS NULL OR d.parcel_key = $6)
-  AND ($7 IS NULL OR d.owner_search LIKE '%' || $7 || '%')
-  AND ($8 IS NULL OR lower(d.source_vendor) = $8)
-  AND ($9 IS NULL OR d.certificate_number = $9)
-$w$;
-COMMENT ON FUNCTION api.tax_delinquency_where() IS
-  'Helper of search_tax_delinquencies / count_tax_delinquencies_matching: the WHERE clause text both execute, '
-  'so the page and its exact total can never disagree; executed with its values, so the planner folds what is unused '
-  '(one county becomes plain equality, letting an index that continues with the sort return rows in order). Not '
-  'meant to be called directly.';
-
--- Validates and normalizes the search filters once; search and count both call it.
-CREATE FUNCTION api.tax_delinquency_filters(
-  p_county text[], p_tax_year integer, p_status text, p_min_due numeric, p_max_due numeric,
-  p_parcel_id text, p_owner text, p_vendor text, p_certificate_number text,
-  OUT county_ids smallint[], OUT tax_year integer, OUT status text, OUT min_due numeric, OUT max_due numeric,
-  OUT parcel_key text, OUT owner text, OUT vendor text, OUT certificate_number text)
-  LANGUAGE plpgsql STABLE PARALLEL SAFE
-AS $$
-BEGIN
-  county_ids := api.county_ids(p_county);
-  IF p_tax_year IS NOT NULL AND p_tax_year NOT BETWEEN 1900 AND 2100 THEN
-    PERFORM core.bad_input('tax_year must be between 1900 and 2100');
-  END IF;
-  tax_year := p_tax_year;
-  IF p_status IS NOT NULL AND length(p_status) NOT BETWEEN 1 AND 40 THEN
-    PERFORM core.bad_input('status must be 1-40 characters');
-  END IF;
-  status := lower(btrim(p_status));
-  IF p_min_due = 'NaN' OR p_max_due = 'NaN' OR abs(p_min_due) = 'Infinity' OR abs(p_max_due) = 'Infinity' THEN
-    PERFORM core.bad_input('min_due and max_due must be finite numbers');
-  END IF;
-  IF p_min_due > p_max_due THEN
-    PERFORM core.bad_input('min_due (' || p_min_due || ') must not be greater than max_due (' || p_max_due || ')');
-  END IF;
-  min_due := p_min_due;
-  max_due := p_max_due;
-  IF p_parcel_id IS NOT NULL THEN
-    IF length(p_parcel_id) NOT BETWEEN 1 AND 100 THEN
-      PERFORM core.bad_input('parcel_id must be 1-100 characters');
-    END IF;
-    parcel_key := core.normalize_parcel_id(p_parcel_id);
-    IF parcel_key = '' THEN
-      PERFORM core.bad_input('parcel_id must contain at least one letter or digit');
-    END IF;
-  END IF;
-  IF p_owner IS NOT NULL THEN
-    IF length(p_owner) NOT BETWEEN 1 AND 200 THEN
-      PERFORM core.bad_input('owner must be 1-200 characters');
-    END IF;
-    owner := core.normalize_text(p_owner);
-    IF owner = '' THEN
-      PERFORM core.bad_input('owner must contain at least one letter or digit');
-    END IF;
-  END IF;
-  IF p_vendor IS NOT NULL AND length(p_vendor) NOT BETWEEN 1 AND 80 THEN
-    PERFORM core.bad_input('vendor must be 1-80 characters');
-  END IF;
-  vendor := lower(btrim(p_vendor));
-  IF p_certificate_number IS NOT NULL AND length(p_certificate_number) NOT BETWEEN 1 AND 80 THEN
-    PERFORM core.bad_input('certificate_number must be 1-80 characters');
-  END IF;
-  certificate_number := btrim(p_certificate_number);
-END $$;
-COMMENT ON FUNCTION api.tax_delinquency_filters(text[], integer, text, numeric, numeric, text, text, text, text) IS
-  'Helper of the tax-delinquency search: validates the filters (22023 naming the parameter) and returns them '
-  'normalized: county ids, lower-case status and vendor, parcel_key via core.normalize_parcel_id, owner via '
-  'core.normalize_text.';
-
 CREATE FUNCTION api.search_tax_delinquencies(
   p_county             text[]  DEFAULT NULL,
   p_tax_year           integer DEFAULT NULL,
@@ -140,7 +60,7 @@ BEGIN
   IF p_offset IS NULL OR p_offset < 0 THEN
     PERFORM core.bad_input('offset must be >= 0');
   END IF;
-  f := api.tax_delinquency_filters(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id, p_owner,
+  f := search.tax_delinquency_filters(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id, p_owner,
                                    p_vendor, p_certificate_number);
   RETURN QUERY EXECUTE format($q$
     SELECT d.id::text,
@@ -171,9 +91,9 @@ BEGIN
     -- the walk over the state's index is the cheaper plan.
     CASE WHEN cardinality(f.county_ids) > 1 AND f.tax_year IS NOT NULL AND coalesce(p_sort, 'due_desc') = 'due_desc' THEN format(
       '(SELECT m.* FROM unnest($1) AS cc(id) CROSS JOIN LATERAL (SELECT d.* FROM core.tax_delinquencies d'
-      ' WHERE d.county_id = cc.id AND %s ORDER BY %s LIMIT $10 + $11) m)', api.tax_delinquency_where(), v_order)
+      ' WHERE d.county_id = cc.id AND %s ORDER BY %s LIMIT $10 + $11) m)', search.tax_delinquency_where(), v_order)
     ELSE 'core.tax_delinquencies' END,
-    api.tax_delinquency_where(), v_order)
+    search.tax_delinquency_where(), v_order)
   USING f.county_ids, f.tax_year, f.status, f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor,
         f.certificate_number, p_limit, p_offset;
 END $$;
@@ -204,7 +124,7 @@ DECLARE
   f       record;
   v_total integer;
 BEGIN
-  f := api.tax_delinquency_filters(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id, p_owner,
+  f := search.tax_delinquency_filters(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id, p_owner,
                                    p_vendor, p_certificate_number);
   IF f.min_due IS NULL AND f.max_due IS NULL AND f.parcel_key IS NULL AND f.owner IS NULL AND f.vendor IS NULL
      AND f.certificate_number IS NULL THEN
@@ -216,7 +136,7 @@ BEGIN
        AND (f.status IS NULL OR s.status = f.status);
     RETURN v_total;
   END IF;
-  EXECUTE 'SELECT count(*)::integer FROM core.tax_delinquencies d WHERE ' || api.tax_delinquency_where()
+  EXECUTE 'SELECT count(*)::integer FROM core.tax_delinquencies d WHERE ' || search.tax_delinquency_where()
      INTO v_total
     USING f.county_ids, f.tax_year, f.status, f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor,
           f.certificate_number;
@@ -261,7 +181,7 @@ AS $$
 DECLARE
   v_ids smallint[];
 BEGIN
-  v_ids := api.county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
+  v_ids := core.county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
   IF p_tax_year IS NOT NULL AND p_tax_year NOT BETWEEN 1900 AND 2100 THEN
     PERFORM core.bad_input('tax_year must be between 1900 and 2100');
   END IF;
@@ -304,35 +224,6 @@ COMMENT ON VIEW api.tax_delinquency_sources IS
   'TaxDelinquencySource (interface 2.6): one row per county and tax year of a delinquency / certificate feed; '
   'timestamps ISO 8601 UTC. Counties without a row have no feed loaded.';
 
--- Validates the sources filters (22023 naming the parameter) and returns the county ids.
-CREATE FUNCTION api.tax_delinquency_source_filters(p_county text, p_vendor text, p_source_kind text)
-RETURNS smallint[]
-  LANGUAGE plpgsql STABLE PARALLEL SAFE
-AS $$
-BEGIN
-  IF p_vendor IS NOT NULL AND length(p_vendor) NOT BETWEEN 1 AND 80 THEN
-    PERFORM core.bad_input('vendor must be 1-80 characters');
-  END IF;
-  IF p_source_kind IS NOT NULL AND length(p_source_kind) NOT BETWEEN 1 AND 40 THEN
-    PERFORM core.bad_input('source_kind must be 1-40 characters');
-  END IF;
-  RETURN api.county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
-END $$;
-COMMENT ON FUNCTION api.tax_delinquency_source_filters(text, text, text) IS
-  'Helper of list/count_tax_delinquency_sources: validates county, vendor and source_kind; returns county ids.';
-
-CREATE FUNCTION api.tax_delinquency_source_matches(
-  v api.tax_delinquency_sources, p_county_ids smallint[], p_vendor text, p_source_kind text, p_active boolean)
-RETURNS boolean
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN (p_county_ids IS NULL OR v."countyId"::smallint = ANY (p_county_ids))
-   AND (p_vendor IS NULL OR strpos(lower(v."vendor"), lower(p_vendor)) > 0)
-   AND (p_source_kind IS NULL OR lower(v."sourceKind") = lower(p_source_kind))
-   AND (p_active IS NULL OR v."active" = p_active);
-COMMENT ON FUNCTION api.tax_delinquency_source_matches(api.tax_delinquency_sources, smallint[], text, text, boolean) IS
-  'Helper of list/count_tax_delinquency_sources: the one filter both apply (vendor contains, case-insensitive; '
-  'source_kind exact, case-insensitive; active when given).';
-
 CREATE FUNCTION api.list_tax_delinquency_sources(
   p_county      text    DEFAULT NULL,
   p_vendor      text    DEFAULT NULL,
@@ -346,7 +237,7 @@ AS $$
 DECLARE
   v_ids smallint[];
 BEGIN
-  v_ids := api.tax_delinquency_source_filters(p_county, p_vendor, p_source_kind);
+  v_ids := search.tax_delinquency_source_filters(p_county, p_vendor, p_source_kind);
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN
     PERFORM core.bad_input('limit must be between 1 and 500');
   END IF;
@@ -357,7 +248,7 @@ BEGIN
     SELECT v.*
       FROM api.tax_delinquency_sources v
       JOIN core.counties c ON c.slug = v."countySlug"
-     WHERE api.tax_delinquency_source_matches(v, v_ids, p_vendor, p_source_kind, p_active)
+     WHERE search.tax_delinquency_source_matches(v, v_ids, p_vendor, p_source_kind, p_active)
      ORDER BY c.name, v."taxYear" DESC, v."id"::bigint
      LIMIT p_limit OFFSET p_offset;
 END $$;
@@ -376,12 +267,12 @@ RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
-  v_ids   smallint[] := api.tax_delinquency_source_filters(p_county, p_vendor, p_source_kind);
+  v_ids   smallint[] := search.tax_delinquency_source_filters(p_county, p_vendor, p_source_kind);
   v_total integer;
 BEGIN
   SELECT count(*)::integer INTO v_total
     FROM api.tax_delinquency_sources v
-   WHERE api.tax_delinquency_source_matches(v, v_ids, p_vendor, p_source_kind, p_active);
+   WHERE search.tax_delinquency_source_matches(v, v_ids, p_vendor, p_source_kind, p_active);
   RETURN v_total;
 END $$;
 COMMENT ON FUNCTION api.count_tax_delinquency_sources(text, text, text, boolean) IS

@@ -1,5 +1,5 @@
 // Code normalizations shared by the NAL and SDF importers: DOR use codes in the 4-character form the API stores
-// (api.normalize_dor_use_code does the same for queries), their descriptions (Rule 12D-8.008), US state names.
+// (core.normalize_dor_use_code does the same for queries), their descriptions (Rule 12D-8.008), US state names.
 import { RowError } from './values.ts';
 
 /** `1`, `01`, `001` -> `0100`; 4 digits kept; letters (Hillsborough condo headers `HH`) upper-cased. */

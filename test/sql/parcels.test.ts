@@ -225,7 +225,7 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
     /Limit[\s\S]*Index Scan using parcels_owner_text_idx/,
     "an owner's parcels in id order, as far as a page (the exact-text tier)",
   );
-  const [exactText] = await db.sql<{ sql: string }[]>`SELECT api.parcel_exact_text_sql('123 OAK DR') AS sql`;
+  const [exactText] = await db.sql<{ sql: string }[]>`SELECT search.parcel_exact_text_sql('123 OAK DR') AS sql`;
   t.match(
     await plan(`SELECT id FROM core.parcels p WHERE ${exactText!.sql}`),
     /parcels_owner_text_idx[\s\S]*parcels_address_text_idx/,
@@ -411,7 +411,7 @@ t.test('few matches: a query whose capped reading matches fewer than 25 parcels 
   const terms = async (q: string) =>
     (await db.sql<{ terms: string[] }[]>`SELECT terms FROM unnest(api.parcel_query_words(${q}))`).map((w) => w.terms);
   const cut = async (word: string, words: string[], wide: boolean) =>
-    (await db.sql<[{ cut: boolean }]>`SELECT cut FROM api.parcel_word_terms(${word}, ${words}, ${wide})`)[0].cut;
+    (await db.sql<[{ cut: boolean }]>`SELECT cut FROM search.parcel_word_terms(${word}, ${words}, ${wide})`)[0].cut;
   t.equal(await cut('QUARBLEX', ['PARTNER', 'QUARBLEX'], false), true, 'capped, its two-edit terms are cut');
   t.equal(await cut('QUARBLEX', ['PARTNER', 'QUARBLEX'], true), false, 'wide, nothing within two edits is left out');
   t.equal(
@@ -424,8 +424,8 @@ t.test('few matches: a query whose capped reading matches fewer than 25 parcels 
     (
       await db.sql<[{ early: number; full: number }]>`
         WITH w AS (SELECT array_agg(ROW(x, ARRAY[x], '{1}')::api.query_word) AS w FROM unnest(${words}::text[]) AS x)
-        SELECT api.parcel_postings_count(api.parcel_postings_match(w, NULL, 0, 25))::int AS early,
-               api.parcel_postings_count(api.parcel_postings_match(w, NULL, 0))::int AS full FROM w`
+        SELECT search.parcel_postings_count(search.parcel_postings_match(w, NULL, 0, 25))::int AS early,
+               search.parcel_postings_count(search.parcel_postings_match(w, NULL, 0))::int AS full FROM w`
     )[0];
   t.same(await counted(['PARTNER', 'LONER']), { early: 20, full: 0 }, 'LONER (20) is read first, and stops it');
   t.same(await counted(['COMPANION', 'QUARBLEB']), { early: 30, full: 30 }, '30 matches: counted to the end');
@@ -651,9 +651,9 @@ t.test(
           const [page] = await db.sql<{ ids: string[]; total: number; n: number; without: number | null }[]>`
             SELECT s.ids, s.total,
                    api.count_parcels(p_query => ${query}, p_county => ${county}, p_just_value_min => ${filter}) AS n,
-                   (api.parcel_search_page(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
+                   (search.parcel_search_page(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
                                            p_just_value_min => ${filter}, p_with_total => false)).total AS without
-              FROM api.parcel_search_page(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
+              FROM search.parcel_search_page(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
                                           p_just_value_min => ${filter}) s`;
           const path = filter === null ? 'postings' : 'GIN';
           t.same(page?.ids.map(Number), both?.gin, `${query} at ${offset} (${path}): parcel_search_page's page`);
@@ -696,7 +696,7 @@ t.test('the exact-text tier reads only as far as the page, statewide and in a co
   ] as const) {
     for (const offset of [0, 25, 50]) {
       const [page] = await db.sql<{ ids: string[]; total: number }[]>`
-        SELECT ids, total FROM api.parcel_search_page(p_query => 'yolanda quibble', p_county => ${county as never},
+        SELECT ids, total FROM search.parcel_search_page(p_query => 'yolanda quibble', p_county => ${county as never},
                                                       p_limit => 25, p_offset => ${offset})`;
       const where = `${county ? 'in the county' : 'statewide'} at ${offset}`;
       t.same(
@@ -745,7 +745,7 @@ t.test(
         [5, expected.length + 3],
       ] as const) {
         const [page] = await sql.unsafe<{ ids: string[]; total: number }[]>(
-          `SELECT ids, total FROM api.parcel_search_page(${place.args}, p_limit => ${limit}, p_offset => ${offset})`,
+          `SELECT ids, total FROM search.parcel_search_page(${place.args}, p_limit => ${limit}, p_offset => ${offset})`,
         );
         t.same(
           page?.ids.map(Number),
@@ -757,7 +757,7 @@ t.test(
       const [count] = await sql.unsafe<{ n: number }[]>(`SELECT api.count_parcels(${place.args}) AS n`);
       t.equal(count?.n, expected.length, `${place.name}: count_parcels agrees`);
       const [noTotal] = await sql.unsafe<{ ids: string[]; total: number | null }[]>(
-        `SELECT ids, total FROM api.parcel_search_page(${place.args}, p_with_total => false)`,
+        `SELECT ids, total FROM search.parcel_search_page(${place.args}, p_with_total => false)`,
       );
       t.equal(noTotal?.total, null, `${place.name}: no total unless asked`);
     }
@@ -786,12 +786,12 @@ t.test(
       ] as const) {
         const name = `${radius} m, ${limit} at ${offset}`;
         const [page] = await sql.unsafe<{ ids: string[]; total: number }[]>(
-          `SELECT ids, total FROM api.parcel_search_page(${args}, p_limit => ${limit}, p_offset => ${offset})`,
+          `SELECT ids, total FROM search.parcel_search_page(${args}, p_limit => ${limit}, p_offset => ${offset})`,
         );
         t.same(page?.ids.map(Number), expected.slice(offset, offset + limit), `${name}: page`);
         t.equal(page?.total, expected.length, `${name}: total`);
         const [noTotal] = await sql.unsafe<{ ids: string[] }[]>(
-          `SELECT ids FROM api.parcel_search_page(${args}, p_limit => ${limit}, p_offset => ${offset}, p_with_total => false)`,
+          `SELECT ids FROM search.parcel_search_page(${args}, p_limit => ${limit}, p_offset => ${offset}, p_with_total => false)`,
         );
         t.same(noTotal?.ids.map(Number), expected.slice(offset, offset + limit), `${name}: the page without a total`);
       }

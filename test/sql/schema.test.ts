@@ -49,6 +49,44 @@ t.test('migrations: up from empty, all the way down, up again; sql/ applies twic
   await applySql(sql);
 });
 
+t.test('the api schema is the interface: its functions are the entry points, the helpers live in search', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(db.drop);
+  const functions = await db.sql<{ name: string }[]>`
+    SELECT DISTINCT p.proname AS name FROM pg_proc p WHERE p.pronamespace = 'api'::regnamespace ORDER BY 1`;
+  t.same(
+    functions.map((f) => f.name),
+    [
+      'count_parcel_sales',
+      'count_parcels',
+      'count_sales',
+      'count_tax_delinquencies',
+      'count_tax_delinquencies_matching',
+      'count_tax_delinquency_sources',
+      'facet_parcels',
+      'get_account_usage',
+      'get_county',
+      'get_parcel',
+      'get_parcel_by_parcel_id',
+      'get_tax_delinquencies_by_parcel',
+      'get_tax_delinquency_freshness',
+      'list_counties',
+      'list_parcel_sales',
+      'list_tax_delinquency_sources',
+      'list_tax_delinquency_sources_by_county',
+      'parcel_query_words',
+      'parcel_search_hits',
+      'search_parcels',
+      'search_sales',
+      'search_tax_delinquencies',
+    ],
+    '\\df api.* lists the reads the API and psql users call, nothing else',
+  );
+  const [helpers] = await db.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = 'search'::regnamespace`;
+  t.ok(helpers!.n > 30, `${helpers!.n} helpers in search`);
+});
+
 t.test('every api function and view has a COMMENT ON, and the API role cannot write', async (t) => {
   const db = await createTestDatabase();
   t.teardown(db.drop);
