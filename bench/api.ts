@@ -1,7 +1,8 @@
 // What every benchmark needs around the API: a client whose limits never get in the way, and the API started as a
-// user runs it (src/main.ts in its own process), ready once /healthz answers.
+// user runs it (bench/server.ts: src/main.ts plus the floor routes, in its own process), ready once /healthz answers.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type postgres from 'postgres';
+import { ownerDatabaseUrl } from '../src/db-url.ts';
 import { resolveKeySecret } from '../src/accounts/keys.ts';
 import { accounts } from '../src/accounts/service.ts';
 
@@ -28,6 +29,8 @@ export interface RunningApi {
   stop: () => Promise<void>;
 }
 
+const benchPrefix = () => `bench:${new URL(ownerDatabaseUrl()).pathname.slice(1)}:`;
+
 /** Starts bench/server.ts (the API plus its floor routes) on `port` with `env` on top; resolves once /healthz answers. */
 export async function startApi(
   port: number,
@@ -35,7 +38,8 @@ export async function startApi(
   nodeArgs: string[] = [],
 ): Promise<RunningApi> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'bench/server.ts'], {
-    env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    // a Redis key prefix of the benchmark database's own: usage counted in Redis belongs to one database
+    env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: benchPrefix(), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

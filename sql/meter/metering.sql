@@ -50,45 +50,43 @@ COMMENT ON FUNCTION meter.client_balance(uuid, text, text, timestamptz) IS
 -- Records charged requests as counts. Each row: the batch it came in (a Redis usage batch, or a fail-open batch),
 -- client, key, mode, surface, bucket, pack, period, UTC day and the number of requests. A batch recorded before is
 -- skipped, so flushing again after a lost acknowledgement changes nothing. Batches are remembered for 7 days.
--- Only api_meter may call it, and it refuses (22023) any row the metering never writes: a count that is not
--- positive, a batch not named as the metering names them, a key that is not the client's or not of the row's
--- mode, a bucket that does not fit the mode, a pack that is not the client's.
+-- Only api_meter may call it, and it records only rows the metering writes: any other row (a count that is not
+-- positive, a batch not named as the metering names them, a key that is not the client's or not of the row's mode,
+-- a bucket that does not fit the mode, a pack that is not the client's) goes to meter.refused_usage with the reason,
+-- so that it neither counts nor blocks the rows and batches behind it.
 CREATE OR REPLACE FUNCTION meter.flush_usage(p_counts jsonb) RETURNS integer
-  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
+  LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
 AS $$
-DECLARE
-  v_bad text;
-  v_recorded integer;
-BEGIN
-  SELECT format('batch %s, client %s, key %s, bucket %s, n %s', e.batch_id, e.client_id, e.key_id, e.bucket, e.n)
-    INTO v_bad
-    FROM jsonb_to_recordset(p_counts) AS e(batch_id text, client_id uuid, key_id uuid, mode text, surface text,
-                                           bucket text, pack_id uuid, period text, day date, n bigint)
-   WHERE e.n IS NULL OR e.n <= 0
-      OR e.batch_id IS NULL OR e.batch_id !~ '(usage:batch:\d+-|^unmetered:)'
-      OR e.surface IS NULL OR e.surface NOT IN ('rest', 'mcp')
-      OR e.period IS NULL OR e.period !~ '^\d{4}-\d{2}$' OR e.day IS NULL
-      OR e.bucket IS NULL OR e.bucket NOT IN ('monthly', 'pack', 'credits', 'overage', 'test', 'unmetered')
-      OR (e.bucket = 'test') IS DISTINCT FROM (e.mode = 'test')
-      OR (e.bucket = 'pack') IS DISTINCT FROM (e.pack_id IS NOT NULL)
-      OR NOT EXISTS (SELECT FROM accounts.api_keys k WHERE k.id = e.key_id AND k.client_id = e.client_id AND k.mode = e.mode)
-      OR (e.pack_id IS NOT NULL AND NOT EXISTS (
-            SELECT FROM accounts.credit_packs cp WHERE cp.id = e.pack_id AND cp.client_id = e.client_id))
-   LIMIT 1;
-  IF v_bad IS NOT NULL THEN
-    RAISE EXCEPTION 'meter.flush_usage: a row the metering never writes (%)', v_bad USING ERRCODE = '22023';
-  END IF;
-
   WITH counts AS (
-    SELECT *
+    SELECT e.*,
+           CASE WHEN e.n IS NULL OR e.n <= 0 THEN 'count not positive'
+                WHEN e.batch_id IS NULL OR e.batch_id !~ '(usage:batch:\d+-|^unmetered:)' THEN 'not a metering batch'
+                WHEN e.surface IS NULL OR e.surface NOT IN ('rest', 'mcp') THEN 'unknown surface'
+                WHEN e.period IS NULL OR e.period !~ '^\d{4}-\d{2}$' OR e.day IS NULL THEN 'no period or day'
+                WHEN e.bucket IS NULL OR e.bucket NOT IN ('monthly', 'pack', 'credits', 'overage', 'test', 'unmetered')
+                  THEN 'unknown bucket'
+                WHEN (e.bucket = 'test') IS DISTINCT FROM (e.mode = 'test') THEN 'bucket does not fit the mode'
+                WHEN (e.bucket = 'pack') IS DISTINCT FROM (e.pack_id IS NOT NULL) THEN 'pack bucket without a pack'
+                WHEN NOT EXISTS (SELECT FROM accounts.api_keys k
+                                  WHERE k.id = e.key_id AND k.client_id = e.client_id AND k.mode = e.mode)
+                  THEN 'key not the client''s, or not of this mode'
+                WHEN e.pack_id IS NOT NULL AND NOT EXISTS (
+                       SELECT FROM accounts.credit_packs cp WHERE cp.id = e.pack_id AND cp.client_id = e.client_id)
+                  THEN 'pack not the client''s'
+           END AS refused
       FROM jsonb_to_recordset(p_counts) AS e(batch_id text, client_id uuid, key_id uuid, mode text, surface text,
                                              bucket text, pack_id uuid, period text, day date, n bigint)
   ), fresh AS (
-    INSERT INTO meter.usage_batches (batch_id) SELECT DISTINCT batch_id FROM counts
+    INSERT INTO meter.usage_batches (batch_id) SELECT DISTINCT batch_id FROM counts WHERE batch_id IS NOT NULL
     ON CONFLICT (batch_id) DO NOTHING
     RETURNING batch_id
+  ), refused AS (
+    INSERT INTO meter.refused_usage (batch_id, usage, reason)
+    SELECT c.batch_id, to_jsonb(c) - 'refused', c.refused
+      FROM counts c LEFT JOIN fresh f USING (batch_id)
+     WHERE c.refused IS NOT NULL AND (f.batch_id IS NOT NULL OR c.batch_id IS NULL)
   ), ins AS (
-    SELECT counts.* FROM counts JOIN fresh USING (batch_id)
+    SELECT counts.* FROM counts JOIN fresh USING (batch_id) WHERE counts.refused IS NULL
   ), daily AS (
     INSERT INTO meter.usage_daily AS d (client_id, key_id, day, mode, surface, bucket, requests)
     SELECT client_id, key_id, day, mode, surface, bucket, sum(n)
@@ -102,11 +100,10 @@ BEGIN
   ), forgotten AS (
     DELETE FROM meter.usage_batches WHERE flushed_at < now() - interval '7 days'
   )
-  SELECT coalesce(sum(n), 0)::int INTO v_recorded FROM ins;
-  RETURN v_recorded;
-END $$;
+  SELECT coalesce(sum(n), 0)::int FROM ins
+$$;
 COMMENT ON FUNCTION meter.flush_usage(jsonb) IS
-  'Records charged requests as counts per batch, client, key, mode, surface, bucket, pack, period and UTC day in usage_daily and the ledger; a batch recorded in the last 7 days is skipped; a row the metering never writes (count not positive, unknown batch name, a key not the client''s) is refused with 22023. Returns the requests recorded. Executable by api_meter only.';
+  'Records charged requests as counts per batch, client, key, mode, surface, bucket, pack, period and UTC day in usage_daily and the ledger; a batch recorded in the last 7 days is skipped; a row the metering never writes (count not positive, unknown batch name, a key not the client''s ...) goes to meter.refused_usage instead. Returns the requests recorded. Executable by api_meter only.';
 
 -- The free trial's rule: on the first request after day 7, the balance is capped once at min(remaining, 100).
 -- p_pending: credits the API has spent that are not flushed yet, so the cap sees the true remaining balance.
@@ -117,14 +114,12 @@ DECLARE
   v_remaining bigint;
   v_delta bigint;
 BEGIN
-  IF p_pending IS NULL OR p_pending < 0 THEN
-    RAISE EXCEPTION 'meter.apply_trial_cap: pending credits must be >= 0, got %', p_pending USING ERRCODE = '22023';
-  END IF;
   PERFORM 1 FROM accounts.clients
    WHERE id = p_client_id AND plan = 'free' AND trial_capped_at IS NULL AND signup_at <= now() - interval '7 days'
      FOR UPDATE;
   IF NOT FOUND THEN RETURN NULL; END IF;
-  SELECT coalesce(sum(delta), 0) - p_pending INTO v_remaining
+  -- a pending count below 0 is not a credit: it is read as 0, so the cap never leaves more than the ledger holds
+  SELECT coalesce(sum(delta), 0) - greatest(coalesce(p_pending, 0), 0) INTO v_remaining
     FROM meter.ledger WHERE client_id = p_client_id AND bucket = 'credits';
   v_delta := least(0, 100 - v_remaining);
   INSERT INTO meter.ledger (client_id, bucket, delta, reason) VALUES (p_client_id, 'credits', v_delta, 'free_trial_expired_cap');

@@ -1,4 +1,5 @@
-// Public liveness and readiness probes: /healthz answers while the process runs, /readyz checks Postgres and Redis.
+// Public liveness and readiness probes: /healthz answers while the process runs, /readyz checks Postgres (both the API's and the usage
+// writer's connections) and Redis.
 import type { FastifyInstance } from 'fastify';
 
 export default async function health(app: FastifyInstance) {
@@ -12,8 +13,12 @@ export default async function health(app: FastifyInstance) {
         return 'unavailable';
       }
     };
-    const [database, redis] = await Promise.all([check(() => app.sql`SELECT 1`), check(() => app.redis.ping())]);
-    const ready = database === 'ok' && redis === 'ok';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', database, redis });
+    const [database, meter, redis] = await Promise.all([
+      check(() => app.sql`SELECT 1`),
+      check(() => app.meterSql`SELECT 1`),
+      check(() => app.redis.ping()),
+    ]);
+    const ready = database === 'ok' && meter === 'ok' && redis === 'ok';
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', database, meter, redis });
   });
 }

@@ -157,7 +157,7 @@ t.test('health, readiness need no key', async (t) => {
   t.equal((await app.inject({ url: '/healthz' })).statusCode, 200);
   const ready = await app.inject({ url: '/readyz' });
   t.equal(ready.statusCode, 200);
-  t.same(ready.json(), { status: 'ok', database: 'ok', redis: 'ok' });
+  t.same(ready.json(), { status: 'ok', database: 'ok', meter: 'ok', redis: 'ok' });
 });
 
 t.test('last_used_at is recorded in batches, not per request', async (t) => {

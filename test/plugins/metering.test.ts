@@ -472,6 +472,24 @@ t.test('a batch whose flush died is recorded by another flush, once, even if rec
   t.equal((await usage(c.headers)).events_count, 4);
 });
 
+t.test('a batch of a client this database does not know is refused and does not block the others', async (t) => {
+  const c = await newClient('pro');
+  const period = periodOf(Date.now());
+  const day = new Date().toISOString().slice(0, 10);
+  // left in a shared Redis by a process serving another database, oldest of all
+  const stranger = '00000000-0000-4000-8000-000000000001';
+  const foreign = `usage:batch:${(Date.now() - 120_000) * 1000}-foreign`;
+  await app.redis.hset(foreign, `${stranger}|${stranger}|live|rest|${period}|${day}|m:${period}`, 3);
+  await app.redis.lpush('usage:batches', `${ctx.prefix}${foreign}`);
+  t.same(await statuses(c.headers, 2), [200, 200]);
+  await app.flushUsage();
+  t.equal(await chargedRequests(c.client.id), 2, 'the batches behind it are recorded');
+  t.equal(await app.redis.exists(foreign), 0, 'the foreign batch is acknowledged, not retried forever');
+  const [kept] = await sql<{ reason: string }[]>`
+    SELECT reason FROM meter.refused_usage WHERE usage->>'client_id' = ${stranger}`;
+  t.equal(kept?.reason, "key not the client's, or not of this mode", 'and kept with the reason');
+});
+
 t.test('Redis coming back without its last writes neither records a batch twice nor loses usage', async (t) => {
   // A process of its own, whose batches stay open for 2 s: the state below is taken before any flush can take them.
   const own = await buildTestApp(t, { USAGE_BATCH_MS: '2000' }, { db });
