@@ -8,6 +8,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import {
   CallToolRequestSchema,
   InitializeRequestSchema,
+  JSONRPCRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
   type CallToolResult,
@@ -49,7 +50,9 @@ const REQUEST_SCHEMAS = new Map<unknown, RequestSchema>([
 ]);
 
 /** "Invalid params: 'params.name' …" for the first problem of a request this server answers; null when fine. */
-function paramsProblem(message: { method?: unknown }): string | null {
+function paramsProblem(message: { method?: unknown; params?: unknown }): string | null {
+  const params = message.params as { task?: unknown } | undefined;
+  if (params?.task !== undefined) return `Invalid params for ${String(message.method)}: tasks are not supported.`;
   const schema = REQUEST_SCHEMAS.get(message.method);
   const parsed = schema?.safeParse(message);
   const issue = parsed && !parsed.success ? parsed.error?.issues[0] : undefined;
@@ -120,7 +123,10 @@ export default fp(async (app) => {
       const body = request.body as { id?: unknown; method?: unknown } | undefined;
       const batch = Array.isArray(body);
       const problem = !batch && body ? paramsProblem(body) : null;
-      if (!batch && body?.method === 'tools/call' && problem === null) return;
+      // only a well-formed tools/call request reaches a tool, which admits and charges it; anything else is free
+      const toolCall =
+        body?.method === 'tools/call' && problem === null && JSONRPCRequestSchema.safeParse(body).success;
+      if (toolCall) return;
       const refusal = await app.admitRequest(request, reply, 'mcp', true);
       if (refusal) return sendError(reply, refusal);
       if (batch) {
