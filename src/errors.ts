@@ -30,6 +30,8 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string) => new ApiError(400, 'bad_request', message);
 export const notFound = (message: string) => new ApiError(404, 'not_found', message);
+export const routeNotFound = (request: FastifyRequest) =>
+  notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`);
 
 /** SQLSTATEs our SQL raises on purpose or that bad input can cause, and what the client gets for them. */
 const SQLSTATE_TO_HTTP: Record<string, { status: number; code: ErrorCode }> = {
@@ -114,7 +116,5 @@ export function registerErrorHandling(app: FastifyInstance) {
     if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, apiError);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
 }

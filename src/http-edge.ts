@@ -1,17 +1,19 @@
 // The edge of HTTP: answers for requests that never reach a route (Node's parser refused them, the head is too
 // large, the URL too long, the Host header missing, the query string's percent-encoding malformed), all in the error
 // envelope, and the URL as it may be logged. Every check here runs before any work that grows faster than the input.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import secureJson from 'secure-json-parse';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { badRequest, errorEnvelope, sendError } from './errors.ts';
+import { badRequest, errorEnvelope, routeNotFound, sendError } from './errors.ts';
 import { newRequestId } from './request-id.ts';
 
 /** Longest URL accepted; longer ones get a 400 in the envelope. */
 export const MAX_URL_LENGTH = 8192;
 /** Largest request line plus headers Node parses; beyond it Node's parser stops and `answerClientError` says 431. */
 export const MAX_HEAD_BYTES = 65536;
+/** How long a refused connection may take to read its 400 before it is closed regardless. */
+const CLOSE_GRACE_MS = 2000;
 /** How much of a URL the request log keeps. */
 const LOGGED_URL_MAX = 1024;
 /** One of our keys as it may sit in a URL: underscores percent-encoded or not; a tail cut off by truncation too. */
@@ -42,8 +44,12 @@ export function checkRequestEdge(request: FastifyRequest, reply: FastifyReply, d
       problem = "The query string has a malformed percent-encoding: '%' must be followed by two hex digits.";
     }
   }
-  if (problem === null) return done();
-  sendError(reply, badRequest(problem)); // answered: the request goes no further
+  if (problem !== null) return sendError(reply, badRequest(problem)); // answered: the request goes no further
+  // a body sent to a path no route serves is answered before it is read, so no key is needed to make us parse it
+  const headers = request.headers;
+  const hasBody = (headers['content-length'] ?? '0') !== '0' || headers['transfer-encoding'] !== undefined;
+  if (request.is404 && hasBody) return sendError(reply, routeNotFound(request));
+  done();
 }
 
 /**
@@ -65,13 +71,22 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
         : [400, 'bad_request' as const, 'The request is not valid HTTP/1.1.'];
   const id = newRequestId();
   const body = JSON.stringify(errorEnvelope(id, code, message));
+  // A request before this one on the connection is still being answered: let that answer finish, then close (the
+  // parser cannot find where another request would start). Never write into it, or the client would read both.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (inFlight) {
+    inFlight.shouldKeepAlive = false;
+    if (inFlight.writableFinished) socket.end();
+    else inFlight.once('finish', () => socket.end());
+    return;
+  }
   if (socket.writable) {
-    socket.write(
+    socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
-  socket.destroy();
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }
 
 /**
