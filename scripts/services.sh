@@ -4,9 +4,9 @@
 # With DATABASE_URL / REDIS_URL set, the matching service is not started (those servers are used instead).
 #
 # PostgreSQL runs as the `postgres` user, which cannot enter a clone in a private folder (root's home is 0700 on
-# Debian, so is every `mktemp -d`). Its cluster therefore lives under PG_DIR, by default a folder of the
-# postgres user's home named after this clone's path, so two clones never share a cluster. Redis runs as root
-# and keeps its files in the clone's .local/redis. Every failure says its cause and its fix in one line.
+# Debian, so is every `mktemp -d`). Its cluster therefore lives in a folder named after this clone's path under
+# PG_DIR (by default in the postgres user's home), so two clones never share a cluster. Redis runs as root and keeps
+# its files in the clone's .local/redis. Every failure says its cause and its fix in one line.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -15,10 +15,11 @@ PGBIN=/usr/lib/postgresql/15/bin
 PGPORT="${PGPORT:-55432}"
 REDIS_PORT="${REDIS_PORT:-56379}"
 CLONE_ID="$(basename "$ROOT" | tr -c 'A-Za-z0-9_.\n-' '_')-$(printf '%s' "$ROOT" | sha256sum | cut -c1-10)"
-PG_DIR="${PG_DIR:-/var/lib/postgresql/florida/$CLONE_ID}"
-PGDATA="$PG_DIR/data"
-PGSOCK="$PG_DIR/sock"
-PGLOG="$PG_DIR/postgres.log"
+PG_DIR="${PG_DIR:-/var/lib/postgresql/florida}"
+CLUSTER="$PG_DIR/$CLONE_ID"
+PGDATA="$CLUSTER/data"
+PGSOCK="$CLUSTER/sock"
+PGLOG="$CLUSTER/postgres.log"
 REDIS_DIR="$LOCAL/redis"
 REDIS_PID="$REDIS_DIR/redis.pid"
 DEB_PACKAGES=(postgresql-15 postgresql-15-postgis-3 postgis redis-server gdal-bin)
@@ -55,8 +56,8 @@ need_space() {
 explain_pg_failure() {
   local what=$1 text=$2
   case "$text" in
-    *"No space left"*) die "$what failed, disk full at $PG_DIR: free space, or set PG_DIR to a folder on another disk" ;;
-    *"Permission denied"*) die "$what failed, permission denied in $PG_DIR: the postgres user must be able to enter every folder above it; set PG_DIR to such a folder" ;;
+    *"No space left"*) die "$what failed, disk full at $CLUSTER: free space, or set PG_DIR to a folder on another disk" ;;
+    *"Permission denied"*) die "$what failed, permission denied in $CLUSTER: the postgres user must be able to enter every folder above it; set PG_DIR to such a folder" ;;
     *"could not bind"* | *"Address already in use"*) die "$what failed, port $PGPORT is taken: stop that program, or set PGPORT=<free port>" ;;
     *"shared memory"*) die "$what failed, not enough shared memory: set PG_SHARED_BUFFERS lower (for example 512MB)" ;;
     *)
@@ -87,17 +88,16 @@ start_postgres() {
   getent passwd postgres >/dev/null || die "the postgres user is missing: apt-get install --reinstall postgresql-15"
   if postgres_running; then say "postgres already running on 127.0.0.1:$PGPORT"; return 0; fi
   port_busy "$PGPORT" && die "port $PGPORT is taken by another program (another clone's PostgreSQL?): stop it, or set PGPORT=<free port>"
-  local parent
-  parent=$(dirname "$PG_DIR")
-  mkdir -p "$parent" || die "cannot create $parent: set PG_DIR to a folder root can write and postgres can enter"
-  need_space "$parent"
-  install -d -o postgres -g postgres -m 700 "$PG_DIR" "$PGDATA" \
-    || die "cannot create $PG_DIR: set PG_DIR to a folder root can write and postgres can enter"
+  mkdir -p "$PG_DIR" || die "cannot create $PG_DIR: set PG_DIR to a folder root can write and postgres can enter"
+  need_space "$PG_DIR"
+  # only this clone's own folder is made the postgres user's; PG_DIR itself is left as it is
+  install -d -o postgres -g postgres -m 700 "$CLUSTER" "$PGDATA" \
+    || die "cannot create $CLUSTER: set PG_DIR to a folder root can write and postgres can enter"
   install -d -o postgres -g postgres -m 755 "$PGSOCK"
-  as_postgres test -x "$PG_DIR" \
-    || die "the postgres user cannot enter $PG_DIR (a folder above it is private): set PG_DIR to a folder it can reach"
+  as_postgres test -x "$CLUSTER" \
+    || die "the postgres user cannot enter $CLUSTER (a folder above it is private): set PG_DIR to a folder it can reach"
   mkdir -p "$LOCAL"
-  ln -sfn "$PG_DIR" "$LOCAL/postgres"
+  ln -sfn "$CLUSTER" "$LOCAL/postgres"
   local out
   if [ ! -f "$PGDATA/PG_VERSION" ]; then
     out=$(as_postgres "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 2>&1) \
@@ -106,7 +106,7 @@ start_postgres() {
   out=$(as_postgres "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGLOG" -o "$(pg_settings)" -w -t 60 start 2>&1) \
     || explain_pg_failure "starting postgres" "$out
 $(tail -5 "$PGLOG" 2>/dev/null)"
-  say "postgres on 127.0.0.1:$PGPORT (cluster in $PG_DIR, linked as .local/postgres)"
+  say "postgres on 127.0.0.1:$PGPORT (cluster in $CLUSTER, linked as .local/postgres)"
 }
 
 # Our Redis is the one whose pid file names a live redis-server.
@@ -142,20 +142,20 @@ stop_all() {
   if pid=$(redis_pid); then
     kill -TERM "$pid"
     for _ in $(seq 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-    say "redis stopped"
+    if [ -d "/proc/$pid" ]; then say "redis (pid $pid) is still shutting down"; else say "redis stopped"; fi
   fi
 }
 
 status() {
-  if postgres_running; then echo "postgres: running (cluster in $PG_DIR)"; else echo "postgres: not running"; fi
+  if postgres_running; then echo "postgres: running (cluster in $CLUSTER)"; else echo "postgres: not running"; fi
   if redis_pid >/dev/null; then echo "redis: running on 127.0.0.1:$REDIS_PORT"; else echo "redis: not running"; fi
 }
 
-# Stops the services and deletes their data: the cluster under PG_DIR and .local/redis.
+# Stops the services and deletes their data: this clone's cluster (its folder under PG_DIR) and .local/redis.
 clean() {
   stop_all
-  rm -rf "$PG_DIR" "$REDIS_DIR" "$LOCAL/postgres"
-  say "deleted $PG_DIR and $REDIS_DIR"
+  rm -rf "$CLUSTER" "$REDIS_DIR" "$LOCAL/postgres"
+  say "deleted $CLUSTER and $REDIS_DIR"
 }
 
 case "${1:-start}" in

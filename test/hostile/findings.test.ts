@@ -210,6 +210,20 @@ t.test('MCP: a tools/call without a name, or with a __proto__ key, gets a clear 
   );
   t.equal(proto.statusCode, 400);
   t.match(proto.json().error.message, /__proto__/);
+  const task = await mcp(c.headers, {
+    jsonrpc: '2.0',
+    id: 4,
+    method: 'tools/call',
+    params: { name: 'list_counties', arguments: {}, task: { ttl: 1000 } },
+  });
+  t.match(task.json(), { id: 4, error: { code: -32602, message: /tasks are not supported/ } });
+  t.ok(task.headers['x-ratelimit-remaining'], 'counted against the per-minute limit like every refusal');
+  const notification = await mcp(c.headers, {
+    jsonrpc: '2.0',
+    method: 'tools/call',
+    params: { name: 'list_counties' },
+  });
+  t.ok(notification.headers['x-ratelimit-remaining'], 'a tools/call without an id is admitted as a free message');
   const init = await mcp(c.headers, { jsonrpc: '2.0', id: 3, method: 'initialize', params: {} });
   t.match(init.json(), {
     id: 3,
@@ -308,20 +322,37 @@ t.test('the API role cannot write money; the meter role records only what meteri
     await t.rejects(call, { code: '42501' }, 'api_reader: permission denied');
   }
   const other = await ctx.newClient('growth');
-  for (const bad of [
+  const forged = [
     row(-3),
     row(0),
     row(2, { batch_id: 'made-up' }),
     row(2, { key_id: other.keyId }),
     row(2, { bucket: 'test' }),
     row(2, { bucket: 'pack' }),
-  ]) {
-    await t.rejects(meter`SELECT meter.flush_usage(${meter.json([bad] as never)})`, { code: '22023' }, bad.batch_id);
-  }
-  await t.rejects(meter`SELECT meter.apply_trial_cap(${c.client.id}::uuid, -5)`, { code: '22023' });
+  ];
+  const [none] = await meter`SELECT meter.flush_usage(${meter.json([...forged, row(2)] as never)}) AS n`;
+  t.equal(none!.n, 2, 'only the row as metering writes it is recorded; the forged ones are refused');
+  const refused = await db.sql<{ reason: string }[]>`
+    SELECT reason FROM meter.refused_usage WHERE usage->>'client_id' = ${c.client.id} ORDER BY reason`;
+  t.same(
+    refused.map((r) => r.reason),
+    [
+      'bucket does not fit the mode',
+      'count not positive',
+      'count not positive',
+      "key not the client's, or not of this mode",
+      'not a metering batch',
+      'pack bucket without a pack',
+    ],
+    'each kept with its reason, none blocking the rest',
+  );
+  const [ledger] = await db.sql<{ delta: number }[]>`
+    SELECT coalesce(sum(delta), 0)::int AS delta FROM meter.ledger WHERE client_id = ${c.client.id} AND reason = 'usage'`;
+  t.equal(ledger!.delta, -2, 'the ledger holds the genuine row only: no credit minted');
+  const trial = await ctx.newClient('free', { signupAt: new Date(Date.now() - 8 * 86_400_000) });
+  const [capped] = await meter`SELECT meter.apply_trial_cap(${trial.client.id}::uuid, -5000) AS delta`;
+  t.equal(Number(capped!.delta), -400, 'a negative pending count is read as 0: 500 capped to 100, never more');
   await t.rejects(meter`SELECT count(*) FROM meter.ledger`, { code: '42501' }, 'api_meter reads no table');
-  const [ok] = await meter`SELECT meter.flush_usage(${meter.json([row(2)] as never)}) AS n`;
-  t.equal(ok!.n, 2, 'a row as metering writes it is recorded');
 });
 
 t.test('/account/usage answers within the fail-open budget while Redis does not answer', async (t) => {
@@ -343,4 +374,33 @@ t.test('/account/usage answers within the fail-open budget while Redis does not 
   const took = Date.now() - started;
   t.equal(res.statusCode, 200);
   t.ok(took < 1400, `answered in ${took} ms`);
+});
+
+t.test('garbage after a valid request on one connection: the valid request gets its own answer', async (t) => {
+  const res = await raw(
+    `GET /v1/counties/broward HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ctx.key}\r\n\r\nFOO\x01 / HTTP/1.1\r\n\r\n`,
+  );
+  t.equal(res.status, 200, 'not a 400 in its place');
+  t.match(JSON.parse(res.body), { data: { countySlug: 'broward' } });
+});
+
+t.test('a body sent to a path no route serves is refused before it is parsed', async (t) => {
+  const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+  const res = await app.inject({
+    method: 'POST',
+    url: '/nope',
+    headers: { 'content-type': 'application/json' },
+    payload: deep,
+  });
+  t.equal(res.statusCode, 404);
+  t.match(res.json().error.message, /No route for POST \/nope/);
+});
+
+t.test('/readyz says so when the usage writer cannot connect', async (t) => {
+  const url = new URL(db.apiUrl);
+  url.username = 'nobody_at_all';
+  const broken = await buildTestApp(t, { METER_DATABASE_URL: url.toString() }, { db });
+  const ready = await broken.app.inject({ url: '/readyz' });
+  t.equal(ready.statusCode, 503);
+  t.match(ready.json(), { status: 'unavailable', database: 'ok', meter: 'unavailable', redis: 'ok' });
 });

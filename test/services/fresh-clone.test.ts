@@ -2,7 +2,7 @@
 // start there on their own ports, answer, report their status, and stop without touching another clone's.
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,4 +107,20 @@ t.test('a cluster folder the postgres user cannot enter is named with its fix', 
   const res = await services('start', { PG_DIR: join(folder, 'private', 'cluster') });
   t.equal(res.code, 1);
   t.match(res.stderr.trim(), /^services: the postgres user cannot enter .*set PG_DIR to a folder it can reach$/);
+});
+
+t.test('PG_DIR names a parent: the folder itself is left as it is, and clean removes only this clone', async (t) => {
+  const shared = mkdtempSync(join(tmpdir(), 'florida-pgdir-'));
+  chmodSync(shared, 0o755);
+  writeFileSync(join(shared, 'keep-me'), 'not ours');
+  t.teardown(() => rmSync(shared, { recursive: true, force: true }));
+  const extra = { PG_DIR: shared, PGPORT: String(await freePort()), REDIS_PORT: String(await freePort()) };
+  const started = await services('start', extra);
+  t.equal(started.code, 0, started.stderr);
+  t.match(started.stdout, `cluster in ${shared}/florida-`);
+  const after = statSync(shared);
+  t.equal(after.uid, 0, 'still root');
+  t.equal(after.mode & 0o777, 0o755, 'mode unchanged');
+  t.equal((await services('clean', extra)).code, 0);
+  t.same(readdirSync(shared), ['keep-me'], "only the clone's own folder is gone");
 });
