@@ -233,6 +233,14 @@ t.test('MCP: a tools/call without a name, or with a __proto__ key, gets a clear 
   const nested = await mcp(c.headers, deep);
   t.equal(nested.statusCode, 400, 'nesting 2,000 deep is refused before any recursive code sees it');
   t.match(nested.json().error.message, /deeper than 64 levels/);
+  const bracketsInAString = await mcp(c.headers, {
+    jsonrpc: '2.0',
+    id: 9,
+    method: 'tools/call',
+    params: { name: 'search_parcels', arguments: { query: `${'['.repeat(100)}"\\{` } },
+  });
+  t.equal(bracketsInAString.statusCode, 200, 'brackets inside a string are text, not nesting');
+  t.notMatch(bracketsInAString.body, /deeper than/);
   const broken = await mcp(c.headers, '{"jsonrpc":');
   t.equal(broken.statusCode, 400);
   t.match(broken.json().error.message, /not valid JSON/);
