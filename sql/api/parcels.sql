@@ -1,7 +1,8 @@
 -- Parcels: the entry points (search with its total, count, facets, one parcel by id or by parcel id, a query's
 -- reading for psql) and the shapes they return. The search engine behind them is the private schema search
--- (sql/search/parcels.sql): one filter builder writes only the predicates a request uses, so every combination of
--- filters gets a plan of its own, and values are quoted with format('%L'): nothing a client sends becomes SQL.
+-- (sql/search/parcel_*.sql: filter, words, place, postings, paging): one filter builder writes only the predicates a
+-- request uses, so every combination of filters gets a plan of its own, and values are quoted with format('%L'):
+-- nothing a client sends becomes SQL.
 
 CREATE TYPE api.parcel_hit AS (
   id                    integer,

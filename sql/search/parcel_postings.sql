@@ -1,0 +1,239 @@
+-- Parcel search by postings (core.parcel_postings): for a query whose only other filter is counties, matches, totals
+-- and page tiers as unions and intersections of sorted id arrays, county by county.
+
+-- Search by postings (core.parcel_postings): for a query with no filter but counties, a query's matches, exact total
+-- and page tiers are unions and intersections of sorted id arrays, county by county; core.parcels is read only for
+-- the page's rows and the parcels whose owner or address is the query's text. (Through the GIN index, counting or
+-- ranking the matches reads every matching row's heap page.)
+CREATE TYPE search.id_set AS (county_id smallint, ids integer[]);
+COMMENT ON TYPE search.id_set IS 'Parcel ids of one county, ascending: a step of search by postings.';
+
+CREATE FUNCTION search.parcel_postings_match(p_words api.query_word[], p_counties smallint[], p_min_quality float8,
+                                          p_stop_below integer DEFAULT NULL)
+RETURNS search.id_set[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_terms text[];
+  v_sets search.id_set[];
+BEGIN
+  -- the rarest word first (its terms' parcels, statewide, from the vocabulary): every later word only narrows them,
+  -- one intersection with each of its terms' postings
+  FOR v_terms IN
+    SELECT w.terms FROM (
+      SELECT ARRAY(SELECT x.t FROM unnest(qw.terms, qw.qualities) AS x(t, q) WHERE x.q >= p_min_quality) AS terms
+        FROM unnest(p_words) AS qw) w
+     ORDER BY (SELECT coalesce(sum(t.parcels), 0) FROM core.parcel_terms t WHERE t.term = ANY (w.terms))
+  LOOP
+    IF v_sets IS NULL THEN
+      SELECT array_agg(ROW(g.county_id, g.ids)::search.id_set) INTO v_sets
+        FROM (SELECT pp.county_id, core.id_union(pp.ids) AS ids FROM core.parcel_postings pp
+               WHERE pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
+               GROUP BY pp.county_id) g;
+    ELSE
+      -- the word's postings are read by term, then joined to the sets by county: probing each county for each
+      -- term took thousands of index reads for a word standing for 128 terms (the arrays are read only if joined)
+      SELECT array_agg(ROW(m.county_id, m.ids)::search.id_set) INTO v_sets
+        FROM (SELECT s.county_id, core.id_union(s.ids & pp.ids) AS ids
+                FROM unnest(v_sets) AS s
+                JOIN (SELECT pp.county_id, pp.ids FROM core.parcel_postings pp WHERE pp.term = ANY (v_terms) OFFSET 0) pp
+                  ON pp.county_id = s.county_id
+               GROUP BY s.county_id) m
+       WHERE m.ids <> '{}';
+    END IF;
+    EXIT WHEN v_sets IS NULL;
+    -- (every word only narrows the matches: once fewer than p_stop_below, they stay so)
+    EXIT WHEN p_stop_below IS NOT NULL AND search.parcel_postings_count(v_sets) < p_stop_below;
+  END LOOP;
+  RETURN coalesce(v_sets, '{}');
+END $$;
+COMMENT ON FUNCTION search.parcel_postings_match(api.query_word[], smallint[], float8, integer) IS
+  'Helper of search by postings: per county (p_counties, NULL for all), the ids of the parcels holding, for every '
+  'query word, one of its terms of quality p_min_quality or more (0: any term; 1: the word itself). With '
+  'p_stop_below, it stops once fewer parcels than that hold the words so far (then only their number, below '
+  'p_stop_below, is of use). Example: '
+  'SELECT s.county_id, icount(s.ids) FROM unnest(search.parcel_postings_match(api.parcel_query_words(''smith jon''), NULL, 0)) s;';
+
+-- County ids for the postings: NULL (every county) without slugs, none for an empty list, as the GIN path filters.
+CREATE FUNCTION search.parcel_postings_counties(p_slugs text[]) RETURNS smallint[]
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN p_slugs IS NOT NULL THEN coalesce(core.county_ids(p_slugs), '{}') END;
+COMMENT ON FUNCTION search.parcel_postings_counties(text[]) IS
+  'Helper of search by postings: the county ids of slugs (core.county_ids), NULL for no filter and none for an empty list.';
+
+CREATE FUNCTION search.parcel_postings_count(p_sets search.id_set[]) RETURNS bigint
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN (SELECT coalesce(sum(icount(s.ids)), 0) FROM unnest(p_sets) AS s);
+END $$;
+COMMENT ON FUNCTION search.parcel_postings_count(search.id_set[]) IS 'Helper of search by postings: the number of ids in sets.';
+
+-- The first p_k ids of sets in ascending order, leaving out p_except: every county's first p_k + |p_except|, merged.
+CREATE FUNCTION search.parcel_postings_first(p_sets search.id_set[], p_k integer, p_except integer[] DEFAULT '{}')
+RETURNS integer[]
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN ARRAY(SELECT x FROM unnest(p_sets) AS s, unnest(subarray(s.ids, 1, p_k + cardinality(p_except)) - p_except) AS x
+                ORDER BY x LIMIT p_k);
+END $$;
+COMMENT ON FUNCTION search.parcel_postings_first(search.id_set[], integer, integer[]) IS
+  'Helper of search by postings: the p_k smallest ids of sets, those in p_except left out.';
+
+-- Each set's ids less the other sets' ids of its county.
+CREATE FUNCTION search.parcel_postings_minus(p_sets search.id_set[], p_others search.id_set[]) RETURNS search.id_set[]
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN ARRAY(SELECT ROW(s.county_id, coalesce(s.ids - (SELECT core.id_union(o.ids) FROM unnest(p_others) AS o
+                                                          WHERE o.county_id = s.county_id), s.ids))::search.id_set
+                 FROM unnest(p_sets) AS s);
+END $$;
+COMMENT ON FUNCTION search.parcel_postings_minus(search.id_set[], search.id_set[]) IS
+  'Helper of search by postings: per county, the ids of p_sets that are in no set of p_others.';
+
+-- The relevance score of matching parcels, as search.parcel_query_score_sql computes it from search_terms: for each
+-- word the best quality among its terms the parcel holds (each term's postings intersected with the sets), then the
+-- mean over words, summed in word order. A word of one term is held by every match: its quality counts as it is,
+-- without reading its postings (often the longest, as for & or a common surname).
+CREATE FUNCTION search.parcel_postings_scores(p_sets search.id_set[], p_words api.query_word[])
+RETURNS TABLE (id integer, score float8)
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+  SELECT y.id, sum(y.q ORDER BY y.i) / cardinality(p_words)
+    FROM (SELECT w.i, x.id, max(tq.q) AS q
+            FROM unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i)
+            CROSS JOIN unnest(w.terms, w.qualities) AS tq(t, q)
+            -- the terms' postings read by term, then joined to the sets by county (as in parcel_postings_match)
+            JOIN (SELECT pp.term, pp.county_id, pp.ids FROM core.parcel_postings pp
+                   WHERE pp.term = ANY (ARRAY(SELECT t FROM unnest(p_words) AS qw, unnest(qw.terms) AS t
+                                               WHERE cardinality(qw.terms) > 1)) OFFSET 0) pp
+              ON pp.term = tq.t
+            JOIN unnest(p_sets) AS s ON s.county_id = pp.county_id
+            CROSS JOIN unnest(s.ids & pp.ids) AS x(id)
+           WHERE cardinality(w.terms) > 1
+           GROUP BY w.i, x.id
+          UNION ALL
+          SELECT w.i, x.id, w.qualities[1]
+            FROM unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i)
+            CROSS JOIN unnest(p_sets) AS s
+            CROSS JOIN unnest(s.ids) AS x(id)
+           WHERE cardinality(w.terms) = 1) y
+   GROUP BY y.id
+$$;
+COMMENT ON FUNCTION search.parcel_postings_scores(search.id_set[], api.query_word[]) IS
+  'Helper of search by postings: the relevance score (as in search.parcel_query_score_sql) of every parcel in p_sets, '
+  'each of which matches every word.';
+
+-- The first tier of a relevance page: the parcels whose owner or address is the query's text, read from the btree
+-- indexes on (hashtext(text), id) in id order, the hashes compared first and then the texts.
+CREATE FUNCTION search.parcel_exact_text_sql(p_q text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN format('((hashtext(p.owner_search) = hashtext(%1$L) AND p.owner_search = %1$L)'
+                ' OR (hashtext(p.address_search) = hashtext(%1$L) AND p.address_search = %1$L))', p_q);
+COMMENT ON FUNCTION search.parcel_exact_text_sql(text) IS
+  'Helper of search_parcels: the condition (on core.parcels p) that the owner or the address is p_q, normalized, '
+  'written so that the (hashtext, id) indexes answer it.';
+
+-- (In counties, the rows of other counties before the page's are read too: a county is not in the index.)
+CREATE FUNCTION search.parcel_exact_text_first(p_q text, p_counties smallint[], p_k integer) RETURNS integer[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+  -- the plan is made once, without the text: a bitmap would read all of a common text's parcels and sort them
+  SET enable_bitmapscan = off
+  SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  RETURN ARRAY(
+    SELECT e.id FROM ((SELECT p.id::integer FROM core.parcels p
+                        WHERE hashtext(p.owner_search) = hashtext(p_q) AND p.owner_search = p_q
+                          AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)
+                      UNION
+                      (SELECT p.id::integer FROM core.parcels p
+                        WHERE hashtext(p.address_search) = hashtext(p_q) AND p.address_search = p_q
+                          AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)) e(id)
+     ORDER BY e.id LIMIT p_k);
+END $$;
+COMMENT ON FUNCTION search.parcel_exact_text_first(text, smallint[], integer) IS
+  'Helper of search by postings: the p_k smallest ids of the parcels in p_counties (NULL: all) whose owner or '
+  'address is p_q (normalized); statewide it reads about p_k index entries of each text index however many parcels '
+  'share the text. Example: SELECT search.parcel_exact_text_first(''SFR FLORIDA BORROWER LLC'', NULL, 25);';
+
+-- The first tiers of a page by postings (every word exact): the parcels whose owner or address is the query's text
+-- (p_exact, by id), then the others holding every word exactly (p_held), by id; p_k ids at most. (A parcel whose
+-- owner or address is the query holds every word exactly; the check keeps a page right while a load changes the
+-- vocabulary between the query's reading and its search.)
+CREATE FUNCTION search.parcel_postings_exact_tiers(p_held search.id_set[], p_exact integer[], p_k integer) RETURNS integer[]
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_exact integer[] := CASE WHEN p_exact = '{}' THEN '{}'
+                            ELSE coalesce((SELECT core.id_union(s.ids & p_exact) FROM unnest(p_held) AS s), '{}') END;
+BEGIN
+  RETURN v_exact[1 : p_k] || search.parcel_postings_first(p_held, p_k - least(cardinality(v_exact), p_k), v_exact);
+END $$;
+COMMENT ON FUNCTION search.parcel_postings_exact_tiers(search.id_set[], integer[], integer) IS
+  'Helper of parcel_page_by_postings: the first p_k ids of the tiers of parcels holding every word exactly (p_held): '
+  'those in p_exact (owner or address equal to the query) first, then the rest, each by id.';
+
+-- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
+-- exactly (score 1): those whose owner or address is the query's text, then the others, each by id. Then, up to
+-- 5,000 matches, the rest by score and id; beyond, the parcels whose every word is matched at least as well as a
+-- level (search.parcel_well_level) by score, then the rest by id. Without the total, the first tiers may fill the page
+-- before all the matches are computed. Up to 5,000 matches, every match is scored in one pass: those holding every
+-- word exactly are those of score 1, so they need no matching of their own.
+CREATE FUNCTION search.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
+                                            p_limit integer, p_offset integer, p_with_total boolean,
+                                            OUT ids bigint[], OUT total bigint)
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_k integer := p_offset + p_limit;
+  v_all search.id_set[];
+  v_matches bigint;
+  v_held search.id_set[];
+  v_exact integer[] := search.parcel_exact_text_first(p_q, p_counties, v_k);
+  v_ids integer[];
+  v_ranked integer[];
+  v_exactly integer;
+  v_level float8;
+  v_well search.id_set[] := '{}';
+BEGIN
+  IF NOT p_with_total THEN
+    v_held := search.parcel_postings_match(p_words, p_counties, 1);
+    v_ids := search.parcel_postings_exact_tiers(v_held, v_exact, v_k);
+    IF cardinality(v_ids) = v_k THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
+  END IF;
+  -- every match: the total, and the page's later tiers (computed once for both)
+  v_all := search.parcel_postings_match(p_words, p_counties, 0);
+  v_matches := search.parcel_postings_count(v_all);
+  total := CASE WHEN p_with_total THEN v_matches END;
+  IF v_matches <= 5000 THEN
+    SELECT coalesce(array_agg(sc.id ORDER BY sc.score DESC, sc.id), '{}'), count(*) FILTER (WHERE sc.score = 1)
+      INTO v_ranked, v_exactly FROM search.parcel_postings_scores(v_all, p_words) AS sc;
+    v_exact := v_exact & v_ranked[1 : v_exactly];
+    ids := (v_exact || ARRAY(SELECT r.id FROM unnest(v_ranked) WITH ORDINALITY AS r(id, o)
+                              WHERE r.id <> ALL (v_exact) ORDER BY r.o LIMIT v_k))[p_offset + 1 : v_k];
+    RETURN;
+  END IF;
+  IF v_held IS NULL THEN
+    v_held := search.parcel_postings_match(p_words, p_counties, 1);
+    v_ids := search.parcel_postings_exact_tiers(v_held, v_exact, v_k);
+  END IF;
+  IF cardinality(v_ids) < v_k THEN
+    v_level := search.parcel_well_level(p_words);
+    IF v_level IS NOT NULL THEN
+      v_well := search.parcel_postings_minus(search.parcel_postings_match(p_words, p_counties, v_level), v_held);
+      v_ids := v_ids || ARRAY(SELECT sc.id FROM search.parcel_postings_scores(v_well, p_words) AS sc
+                               ORDER BY sc.score DESC, sc.id LIMIT v_k - cardinality(v_ids));
+    END IF;
+    IF cardinality(v_ids) < v_k THEN
+      v_ids := v_ids || search.parcel_postings_first(search.parcel_postings_minus(v_all, v_held || v_well), v_k - cardinality(v_ids));
+    END IF;
+  END IF;
+  ids := v_ids[p_offset + 1 : v_k];
+END $$;
+COMMENT ON FUNCTION search.parcel_page_by_postings(api.query_word[], smallint[], text, integer, integer, boolean) IS
+  'Helper of parcel_search_page: the ids of one page of a relevance search whose only other filter is counties '
+  '(p_counties, NULL for all), read from core.parcel_postings, and with p_with_total the number of matches (else '
+  'NULL); p_q is the normalized query.';

@@ -1,0 +1,133 @@
+-- Parcel search, the query's words: each word's vocabulary terms (itself, its typos, the last word's completions)
+-- with their qualities, the relevance score, and what the vocabulary alone says about a total.
+
+-- One word's reading: the word itself, its typos and (for the last word) its completions, each with its quality.
+CREATE FUNCTION search.parcel_word_terms(p_word text, p_words text[], p_wide boolean,
+                                      OUT reading api.query_word, OUT held bigint, OUT cut boolean)
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+  -- one plan per statement, made once per session: planning them for each word took longer than running them
+  SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  v_df integer;
+  v_fuzzy boolean;
+  v_edits integer := CASE WHEN length(p_word) >= 6 THEN 2 ELSE 1 END;
+  v_terms text[];
+  v_qualities float8[];
+BEGIN
+  SELECT t.parcels INTO v_df FROM core.parcel_terms t WHERE t.term = p_word;
+  -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common word is
+  -- meant as written, and its exact total then comes from the vocabulary); words of 3 to 20 characters, never
+  -- numbers (a longer word is no name's typo, and costs thousands of lookups)
+  v_fuzzy := (coalesce(v_df, 0) < 1000 OR cardinality(p_words) > 1) AND length(p_word) BETWEEN 3 AND 20
+             AND p_word !~ '^[0-9]+$';
+  SELECT coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
+         coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'), coalesce(sum(m.parcels), 0),
+         coalesce(bool_or(m.cut), false)
+    INTO v_terms, v_qualities, held, cut
+    -- (cut: the caps left out typos within the word's edits, so that a wide reading would differ; a window, as a
+    -- typo that is also a completion keeps one of its two rows)
+    FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q, bool_or(x.cut) OVER () AS cut FROM (
+            SELECT t.term, t.parcels, 1.0::float8 AS q, false AS cut FROM core.parcel_terms t WHERE t.term = p_word
+            UNION ALL
+            -- typos (when v_fuzzy), nearest first, then most common: 16, or up to 64 while together they are held
+            -- by at most 5,000 parcels (a rare word's whole neighbourhood is cheap to search and ranks fairly; a
+            -- common word's is not). Every term one edit away; for words of 6+ letters with fewer than 16 of those,
+            -- every term two edits away too. Wide (p_wide): the 128 closest terms within the word's edits.
+            -- Candidates come from the deletion index (core.parcel_term_deletes: terms sharing a deletion of the
+            -- word), checked with levenshtein.
+            (WITH near AS MATERIALIZED (
+               SELECT x.term, x.edits
+                 FROM (SELECT d.term, levenshtein_less_equal(p_word, d.term, v_edits) AS edits
+                         FROM core.parcel_term_deletes d
+                        WHERE v_fuzzy AND d.deletes && core.term_deletes(p_word, v_edits)
+                          AND abs(length(d.term) - length(p_word)) <= v_edits) x
+                -- a word of the query stands only for itself: were MARIA a typo of GARCIA, GARCIA MARIA would
+                -- find every MARIA
+                WHERE x.edits <= v_edits AND x.term <> ALL (p_words))
+             SELECT k.term, k.parcels, k.q, count(*) OVER () < (SELECT count(*) FROM near) AS cut FROM (
+             SELECT z.term, z.parcels, z.q FROM (
+               SELECT y.term, t.parcels, 1 - y.edits::float8 / greatest(length(p_word), length(y.term)) AS q,
+                      row_number() OVER w AS n, sum(t.parcels) OVER w AS held
+                 -- (the counts are read only for the typos the edits allow)
+                 FROM near y JOIN core.parcel_terms t ON t.term = y.term
+                WHERE y.edits = 1 OR (y.edits = 2 AND (p_wide OR (SELECT count(*) FROM near WHERE near.edits = 1) < 16))
+               -- (wide: the best matches first, as they rank: a longer term of the same edits is the closer)
+               WINDOW w AS (ORDER BY CASE WHEN p_wide THEN y.edits::float8 / greatest(length(p_word), length(y.term))
+                                          ELSE y.edits END, t.parcels DESC, y.term)) z
+              WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000) OR (p_wide AND z.n <= 128)) k)
+            UNION ALL
+            -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
+            (SELECT t.term, t.parcels, length(p_word)::float8 / length(t.term), false
+               FROM core.parcel_terms t
+              WHERE p_word = p_words[cardinality(p_words)] AND coalesce(v_df, 0) < 1000 AND length(p_word) >= 3
+                AND p_word !~ '^[0-9]+$'
+                -- the terms that start with the word: a range of the primary key (every character a term holds
+                -- sorts before '~'), not LIKE, which a plan made once for every word reads from a trigram index
+                AND t.term > p_word AND t.term < p_word || '~' AND left(t.term, length(p_word)) = p_word
+                AND t.term <> ALL (p_words)
+              ORDER BY t.parcels DESC, t.term LIMIT 5)) x
+          ORDER BY x.term, x.q DESC) m;
+  reading := ROW(p_word, v_terms, v_qualities);
+END $$;
+COMMENT ON FUNCTION search.parcel_word_terms(text, text[], boolean) IS
+  'Helper of api.parcel_query_words: the reading of one word p_word of the query''s words p_words (see there), '
+  'capped (p_wide false) or wide, the number of parcels its terms are held by, summed, and whether the caps cut '
+  'typos within its edits (if not, the wide reading is the same). '
+  'Example: SELECT * FROM search.parcel_word_terms(''DAIRILEY'', ''{MARGARET,DAIRILEY}'', true);';
+
+-- The query's reading for search, count and facets: the one given by a caller that read it once, else read here.
+CREATE FUNCTION search.parcel_words_of(p_query text, p_words api.query_word[]) RETURNS api.query_word[]
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN p_query IS NOT NULL THEN coalesce(p_words, api.parcel_query_words(p_query)) END;
+COMMENT ON FUNCTION search.parcel_words_of(text, api.query_word[]) IS
+  'Helper of search_parcels / count_parcels / facet_parcels: p_words when given, else api.parcel_query_words(p_query); NULL without a query.';
+
+-- The relevance score of a parcel for query words: the mean over words of the best quality among the word's terms
+-- the parcel holds (1 when it holds every word exactly).
+CREATE FUNCTION search.parcel_query_score_sql(p_words api.query_word[]) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN '((' || (SELECT string_agg(format(
+    'coalesce((SELECT max(x.q) FROM unnest(%L::text[], %L::float8[]) AS x(t, q) WHERE x.t = ANY (p.search_terms)), 0)',
+    w.terms, w.qualities), ' + ') FROM unnest(p_words) AS w) || ') / ' || cardinality(p_words) || ')';
+COMMENT ON FUNCTION search.parcel_query_score_sql(api.query_word[]) IS
+  'Helper of search_parcels: the SQL expression (over core.parcels p) of a parcel''s relevance score for query words.';
+
+-- The exact total of a search read straight from the vocabulary: a query of one word that stands only for itself
+-- and no other filter matches exactly the parcels holding that word. NULL when the vocabulary does not decide.
+CREATE FUNCTION search.parcel_total_from_vocabulary(f search.parcel_filter, p_words api.query_word[]) RETURNS integer
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+  IF cardinality(p_words) = 1 AND cardinality(p_words[1].terms) = 1
+     AND num_nonnulls(f.county, f.use_code, f.dor_use_code, f.city, f.zip, f.just_value_min, f.just_value_max,
+                      f.assessed_min, f.assessed_max, f.sale_after, f.sale_before, f.sale_price_min, f.sale_price_max,
+                      f.near_lat, f.bbox, f.point_lng) = 0 THEN
+    RETURN coalesce((SELECT t.parcels FROM core.parcel_terms t WHERE t.term = p_words[1].terms[1]), 0);
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION search.parcel_total_from_vocabulary(search.parcel_filter, api.query_word[]) IS
+  'Helper of search_parcels / count_parcels: the exact number of matches when the query is one word standing only '
+  'for itself and nothing else is filtered (that word''s count in core.parcel_terms); NULL otherwise.';
+
+-- The rest of a large result starts with the parcels whose every word is matched at least as well as a quality level:
+-- the lowest at which the vocabulary bounds them to 5,000 (so they can be ranked by score), a level below 1 (every
+-- word exact is the tier before). A common word beside a misspelt rare one then shows the rare word's closest
+-- spellings first, not the most common ones by id.
+CREATE FUNCTION search.parcel_well_level(p_words api.query_word[]) RETURNS float8
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN (WITH wt AS (SELECT qw.word, x.q, coalesce(t.parcels, 0) AS df
+                FROM unnest(p_words) AS qw CROSS JOIN unnest(qw.terms, qw.qualities) AS x(term, q)
+                LEFT JOIN core.parcel_terms t ON t.term = x.term)
+  SELECT l.lv
+    FROM (SELECT DISTINCT wt.q AS lv FROM wt WHERE wt.q < 1) l
+   WHERE (SELECT min(b.f) FROM (SELECT coalesce(sum(wt.df) FILTER (WHERE wt.q >= l.lv), 0) AS f FROM wt GROUP BY wt.word) b)
+         BETWEEN 1 AND 5000
+   ORDER BY l.lv LIMIT 1);
+END $$;
+COMMENT ON FUNCTION search.parcel_well_level(api.query_word[]) IS
+  'Helper of search_parcels: the lowest match quality below 1 at which the vocabulary bounds the parcels matching every '
+  'word at least that well to 5,000 (between 1 and 5,000 of them); NULL when there is none, as when every word stands only for itself.';
