@@ -11,21 +11,21 @@ export function ownerDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   return env.DATABASE_URL || localDatabaseUrl(env);
 }
 
+/** The same server and database as another role, without a password (the local cluster trusts loopback). */
+export function withRole(url: string, role: string): string {
+  const u = new URL(url);
+  u.username = role;
+  u.password = '';
+  return u.toString();
+}
+
 export function apiDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.API_DATABASE_URL) return env.API_DATABASE_URL;
-  const url = new URL(ownerDatabaseUrl(env));
-  url.username = 'api_reader';
-  url.password = '';
-  return url.toString();
+  return env.API_DATABASE_URL || withRole(ownerDatabaseUrl(env), 'api_reader');
 }
 
 /** The usage writer's connection: by default the API's server and database as the role api_meter. */
 export function meterDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.METER_DATABASE_URL) return env.METER_DATABASE_URL;
-  const url = new URL(apiDatabaseUrl(env));
-  url.username = 'api_meter';
-  url.password = '';
-  return url.toString();
+  return env.METER_DATABASE_URL || withRole(apiDatabaseUrl(env), 'api_meter');
 }
 
 export function withDatabase(url: string, database: string): string {

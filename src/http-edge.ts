@@ -89,11 +89,6 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
   setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }
 
-/**
- * JSON bodies (the MCP endpoint's), parsed with secure-json-parse like Fastify's own parser, but saying what is wrong:
- * the JSON error, a `__proto__` / `constructor.prototype` key (refused rather than silently dropped), or nesting
- * deeper than MAX_JSON_DEPTH.
- */
 /** Deepest nesting of arrays and objects a JSON body may have; deeper ones would overflow recursive code. */
 export const MAX_JSON_DEPTH = 64;
 
@@ -117,6 +112,11 @@ function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
+/**
+ * JSON bodies (the MCP endpoint's), parsed with secure-json-parse like Fastify's own parser, but saying what is wrong:
+ * nesting deeper than MAX_JSON_DEPTH (refused before parsing), the JSON error, or a `__proto__` /
+ * `constructor.prototype` key (refused rather than silently dropped).
+ */
 export function parseJsonBody(
   _request: FastifyRequest,
   body: string,

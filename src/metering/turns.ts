@@ -55,7 +55,7 @@ export class Turns {
   }
 
   /** Resolves once the connection is up, or after `ms` (until it is, admissions fail open). */
-  ready(ms = 1000): Promise<void> {
+  ready(ms: number): Promise<void> {
     if (this.redis.status === 'ready') return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, ms);

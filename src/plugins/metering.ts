@@ -97,7 +97,7 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
   const turns = new Turns(redis, opts.keyPrefix, opts.usageBatchMs * 1000, (err, requests) =>
     app.log.error({ err: err.message, requests }, 'could not settle metering'),
   );
-  await turns.ready();
+  await turns.ready(FAIL_OPEN_MS);
   const usage = new UsageFlush({ redis, meterSql: app.meterSql, keyPrefix: opts.keyPrefix, sendTurn: turns.send });
   const stats = { failOpen: 0, speculative: 0, wasted: 0 };
   app.decorate('meterStats', stats);

@@ -2,7 +2,7 @@
 // applied, fixtures loaded), so files run in parallel and may write freely.
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { ownerDatabaseUrl, withDatabase } from '../../src/db-url.ts';
+import { ownerDatabaseUrl, withDatabase, withRole } from '../../src/db-url.ts';
 
 export const TEMPLATE_DB = process.env.TEST_TEMPLATE_DB || 'florida_test_template';
 
@@ -25,14 +25,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await admin.end();
   }
   const ownerUrl = withDatabase(base, name);
-  const api = new URL(ownerUrl);
-  api.username = 'api_reader';
-  api.password = '';
   const sql = postgres(ownerUrl, { max: 2, onnotice: () => {} });
   return {
     name,
     ownerUrl,
-    apiUrl: api.toString(),
+    apiUrl: withRole(ownerUrl, 'api_reader'),
     sql,
     drop: async () => {
       await sql.end();

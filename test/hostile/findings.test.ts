@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import { buildTestApp } from '../helpers/app.ts';
 import { loggableUrl } from '../../src/http-edge.ts';
 import { toApiError } from '../../src/errors.ts';
+import { withRole } from '../../src/db-url.ts';
 
 const ctx = await buildTestApp(t);
 const { app, db } = ctx;
@@ -314,9 +315,7 @@ t.test('the API role cannot write money; the meter role records only what meteri
     ...extra,
   });
   const reader = postgres(db.apiUrl, { max: 1, onnotice: () => {} });
-  const meterUrl = new URL(db.apiUrl);
-  meterUrl.username = 'api_meter';
-  const meter = postgres(meterUrl.toString(), { max: 1, onnotice: () => {} });
+  const meter = postgres(withRole(db.apiUrl, 'api_meter'), { max: 1, onnotice: () => {} });
   t.teardown(async () => {
     await reader.end();
     await meter.end();
@@ -405,9 +404,7 @@ t.test('a body sent to a path no route serves is refused before it is parsed', a
 });
 
 t.test('/readyz says so when the usage writer cannot connect', async (t) => {
-  const url = new URL(db.apiUrl);
-  url.username = 'nobody_at_all';
-  const broken = await buildTestApp(t, { METER_DATABASE_URL: url.toString() }, { db });
+  const broken = await buildTestApp(t, { METER_DATABASE_URL: withRole(db.apiUrl, 'nobody_at_all') }, { db });
   const ready = await broken.app.inject({ url: '/readyz' });
   t.equal(ready.statusCode, 503);
   t.match(ready.json(), { status: 'unavailable', database: 'ok', meter: 'unavailable', redis: 'ok' });

@@ -40,7 +40,7 @@ t.test('one turn: each admission gets its own values, however many share the cal
     turns.close();
     redis.disconnect();
   });
-  await turns.ready();
+  await turns.ready(1000);
   const period = periodOf(Date.now());
   // free admissions of one client: each is counted in its window, in order, however many share the call
   const now = Date.now();
