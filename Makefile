@@ -39,6 +39,7 @@ run: db ## serve the API on 127.0.0.1:$${PORT:-3000} in the foreground, printing
 	@exec $(TSX) src/main.ts
 
 test: services ## build the test template database once and run the whole tap suite
+	@bash scripts/services.sh install-browser
 	@$(TSX) scripts/db-setup.ts --database $(TEST_DB) --fixtures --template --quiet
 	@TEST_TEMPLATE_DB=$(TEST_DB) tap
 

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'payment_required'
   | 'rest_disabled'
   | 'mcp_disabled'
+  | 'feature_not_in_plan'
   | 'not_found'
   | 'method_not_allowed'
   | 'payload_too_large'

@@ -1,13 +1,14 @@
 -- Authentication for the API role: one indexed lookup by key hash that also returns what metering needs,
 -- and a batched last-used update. SECURITY DEFINER so that api_reader never touches accounts tables directly.
-CREATE OR REPLACE FUNCTION accounts.authenticate(p_key_hash bytea)
+DROP FUNCTION IF EXISTS accounts.authenticate(bytea);
+CREATE FUNCTION accounts.authenticate(p_key_hash bytea)
 RETURNS TABLE (
-  key_id uuid, client_id uuid, mode text, plan text, rest boolean, mcp boolean,
+  key_id uuid, client_id uuid, mode text, plan text, rest boolean, mcp boolean, csv boolean, webhooks text,
   monthly_credits bigint, rpm integer, overage boolean, credit_version bigint, trial_cap_due boolean
 )
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = accounts, pg_temp
 AS $$
-  SELECT k.id, c.id, k.mode, c.plan, p.rest, p.mcp,
+  SELECT k.id, c.id, k.mode, c.plan, p.rest, p.mcp, p.csv, p.webhooks,
          CASE WHEN c.plan = 'free' THEN 0 ELSE coalesce(c.custom_monthly_credits, p.monthly_credits) END,
          coalesce(c.custom_rpm, p.rpm),
          p.overage AND c.subscription_status = 'active',

@@ -17,6 +17,9 @@ export interface AuthContext {
   plan: string;
   rest: boolean;
   mcp: boolean;
+  /** Plan features beyond the surfaces (src/plan-features.ts). */
+  csv: boolean;
+  webhooks: 'no' | 'beta' | 'yes';
   /** The plan's (or contract's) monthly credits; 0 for the free trial, whose credits are one-time. */
   monthlyCredits: number;
   rpm: number;
@@ -134,7 +137,7 @@ export default fp<{ secret: string }>(
     /** Reads the key from Postgres and caches the answer under `id`, its cache key. */
     async function lookup(key: string, id: string): Promise<AuthContext | undefined> {
       const [row] = await app.sql<AuthContext[]>`
-      SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp, monthly_credits::float8 AS "monthlyCredits",
+      SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp, csv, webhooks, monthly_credits::float8 AS "monthlyCredits",
              rpm, overage, credit_version::text AS "creditVersion", trial_cap_due AS "trialCapDue"
         FROM accounts.authenticate(${hashKey(opts.secret, key)})`;
       if (!row) {
