@@ -7,7 +7,22 @@ GRANT SELECT ON ALL TABLES IN SCHEMA core TO api_reader;
 GRANT SELECT ON ALL TABLES IN SCHEMA api TO api_reader;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA api FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA api TO api_reader;
--- search holds the helpers behind api's entry points, which run with the caller's rights.
+-- search holds the helpers behind api's entry points. The entry points run as api_definer (SECURITY DEFINER, with
+-- a fixed search_path: PostGIS and pg_trgm live in public, where nobody else may create), which alone executes the
+-- helpers: api_reader reaches a helper only through an entry point. Entry points that are SECURITY DEFINER already
+-- (reads of metering and accounts) keep their own owner and path.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA search FROM PUBLIC;
-GRANT USAGE ON SCHEMA search TO api_reader;
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA search TO api_reader;
+REVOKE ALL ON SCHEMA search FROM api_reader;
+GRANT USAGE ON SCHEMA core, api, search TO api_definer;
+GRANT SELECT ON ALL TABLES IN SCHEMA core TO api_definer;
+GRANT SELECT ON ALL TABLES IN SCHEMA api TO api_definer;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA search TO api_definer;
+DO $$
+DECLARE
+  f regprocedure;
+BEGIN
+  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p WHERE p.pronamespace = 'api'::regnamespace AND NOT p.prosecdef LOOP
+    EXECUTE format('ALTER FUNCTION %s OWNER TO api_definer', f);
+    EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = public, pg_temp', f);
+  END LOOP;
+END $$;

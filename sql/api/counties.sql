@@ -18,12 +18,20 @@ COMMENT ON VIEW api.counties IS
   'CountyRecord (interface 2.2) for every Florida county. dorCountyNumber is the revenue-department number 01-67 (FDOR CO_NO minus 10).';
 
 CREATE OR REPLACE FUNCTION api.list_counties() RETURNS SETOF api.counties
-  LANGUAGE sql STABLE PARALLEL SAFE
-AS $$ SELECT * FROM api.counties ORDER BY "countyName" $$;
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN QUERY
+  SELECT * FROM api.counties ORDER BY "countyName";
+END $$;
 COMMENT ON FUNCTION api.list_counties() IS 'All 67 counties as CountyRecord rows, alphabetical by county name. GET /v1/counties.';
 
 CREATE OR REPLACE FUNCTION api.get_county(p_county text) RETURNS SETOF api.counties
-  LANGUAGE sql STABLE PARALLEL SAFE
-AS $$ SELECT * FROM api.counties WHERE "countySlug" = lower(p_county) $$;
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN QUERY
+  SELECT * FROM api.counties WHERE "countySlug" = lower(p_county);
+END $$;
 COMMENT ON FUNCTION api.get_county(text) IS
   'One county by slug (case-insensitive), for example get_county(p_county => ''miami-dade''); no row when unknown. GET /v1/counties/{county}.';

@@ -42,7 +42,7 @@ AS $$
 DECLARE
   v_words text[] := ARRAY(
     SELECT w FROM unnest(string_to_array(core.normalize_text(p_query), ' ')) WITH ORDINALITY AS u(w, i)
-     WHERE w <> '' GROUP BY w ORDER BY min(i) LIMIT 12);
+     WHERE w <> '' GROUP BY w ORDER BY min(i) LIMIT search.query_words_max());
   v_word text;
   v_word_terms record;
   v_held bigint[] := '{}';
@@ -56,16 +56,18 @@ BEGIN
     IF cardinality((v_word_terms.reading).terms) > 0 THEN
       v_out := v_out || v_word_terms.reading;
       v_held := v_held || v_word_terms.held;
-      v_cut := v_cut || (v_word_terms.cut AND v_word_terms.held <= 5000);
+      v_cut := v_cut || (v_word_terms.cut AND v_word_terms.held <= search.ranked_in_full());
     END IF;
   END LOOP;
   -- Few matches: the caps on a rare word's typos kept out spellings that would rank in the first page (MARGARET
   -- DAIRILEY matches 2 parcels through DAIRILEY's 21 terms one edit away, 187 through the 128 closest of its 363
-  -- within two). When the words as read are held together by fewer than 25 parcels, the rare words (their terms
-  -- held by at most 5,000 parcels, so that counting the matches is cheap too) are read again wide (their 128
-  -- closest terms); common words keep their reading. A rare word whose caps cut nothing reads the same either way,
-  -- so the matches are counted only when some rare word was cut (most queries: none was).
-  IF true = ANY (v_cut) AND search.parcel_postings_count(search.parcel_postings_match(v_out, NULL, 0, 25)) < 25 THEN
+  -- within two). When the words as read are held together by fewer than search.few_matches() parcels, the rare
+  -- words (their terms held by at most search.ranked_in_full() parcels, so that counting the matches is cheap too)
+  -- are read again wide (search.wide_typo_terms()); common words keep their reading. A rare word whose caps cut
+  -- nothing reads the same either way, so the matches are counted only when some rare word was cut (most queries:
+  -- none was).
+  IF true = ANY (v_cut)
+     AND search.parcel_postings_count(search.parcel_postings_match(v_out, NULL, 0, search.few_matches())) < search.few_matches() THEN
     FOR i IN 1 .. cardinality(v_out) LOOP
       v_wide := v_wide || CASE WHEN v_cut[i] THEN (search.parcel_word_terms((v_out[i]).word, v_words, true)).reading
                                ELSE v_out[i] END;
@@ -106,9 +108,10 @@ DECLARE
   v_ids bigint[];
 BEGIN
   SELECT pg.ids, pg.total INTO v_ids, total
-    FROM search.parcel_search_page(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min,
-      p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min, p_sale_price_max,
-      p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_sort, p_limit, p_offset, p_words) pg;
+    FROM search.parcel_search_page(search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+    p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
+    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    p_sort, p_limit, p_offset, p_words) pg;
   SELECT coalesce(json_agg(r), '[]') INTO hits FROM search.parcel_rows(v_ids, false) r;
 END $$;
 COMMENT ON FUNCTION api.parcel_search_hits(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[]) IS
@@ -130,17 +133,17 @@ CREATE FUNCTION api.search_parcels(
 ) RETURNS SETOF api.parcel_hit
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   -- the page's rows by a cached generic plan: the same few index lookups whatever the ids, where a custom plan (chosen
-  -- for short pages, whose estimate looks cheaper) costs more to plan (~0.6 ms) than to run
+  -- for short pages, whose estimate looks cheaper) costs more to plan than to run
   SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
-  RETURN QUERY SELECT * FROM search.parcel_rows((search.parcel_search_page(p_query, p_county, p_use_code, p_dor_use_code,
-    p_city, p_zip, p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
-    p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_sort,
-    p_limit, p_offset, p_words, p_with_total => false)).ids, false);
+  RETURN QUERY SELECT * FROM search.parcel_rows((search.parcel_search_page(search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+    p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
+    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    p_sort, p_limit, p_offset, p_words, p_with_total => false)).ids, false);
 END $$;
 COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[]) IS
-  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond 5,000 matches paged tier by tier: exact text, every word exact (each by id), every word matched at least as well as the lowest quality level that bounds them to 5,000 (by score), the rest (by id)), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. p_words: the query''s reading as api.parcel_query_words(p_query) returns it, for a caller that runs search, count and facets of one query and reads it once (NULL: read here). Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
+  'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond search.ranked_in_full() (5,000) matches paged tier by tier: exact text, every word exact (each by id), every word matched at least as well as the lowest quality level that bounds them to that number (by score), the rest (by id)), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most search.near_radius_max_m(): 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. p_words: the query''s reading as api.parcel_query_words(p_query) returns it, for a caller that runs search, count and facets of one query and reads it once (NULL: read here). Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
 
 CREATE FUNCTION api.count_parcels(
   p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
@@ -155,27 +158,11 @@ CREATE FUNCTION api.count_parcels(
 ) RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-DECLARE
-  v_filter search.parcel_filter := search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
-    p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
-    p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_words api.query_word[] := search.parcel_words_of(p_query, p_words);
-  v_count integer;
 BEGIN
-  IF v_words IS NOT NULL THEN  -- (a call costs a plan of its body each time: worth it only with a query)
-    v_count := search.parcel_total_from_vocabulary(v_filter, v_words);
-    IF v_count IS NOT NULL THEN RETURN v_count; END IF;
-    IF search.parcel_filter_is_words_only(v_filter) THEN
-      RETURN search.parcel_postings_count(search.parcel_postings_match(v_words, search.parcel_postings_counties(p_county), 0));
-    END IF;
-  END IF;
-  IF search.parcel_filter_is_categorical(v_filter) THEN
-    EXECUTE format('SELECT coalesce(sum(p.parcels), 0)::integer FROM core.parcel_facet_counts p WHERE %s',
-                   search.parcel_where(v_filter, v_words)) INTO v_count;
-    RETURN v_count;
-  END IF;
-  EXECUTE format('SELECT count(*) FROM core.parcels p WHERE %s', search.parcel_where(v_filter, v_words)) INTO v_count;
-  RETURN v_count;
+  RETURN search.parcel_count(search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+    p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
+    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    search.parcel_words_of(p_query, p_words));
 END $$;
 COMMENT ON FUNCTION api.count_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, api.query_word[]) IS
   'The exact number of parcels search_parcels matches for the same filters (pagination.total). p_words: as in search_parcels.';
@@ -194,45 +181,22 @@ CREATE FUNCTION api.facet_parcels(
 ) RETURNS jsonb
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-DECLARE
-  v_filter search.parcel_filter := search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
-      p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
-      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_where text := search.parcel_where(v_filter, search.parcel_words_of(p_query, p_words));
-  -- only county / use code / city / zip filters: sum the trigger-kept counts instead of counting rows
-  v_categorical boolean := search.parcel_filter_is_categorical(v_filter);
-  v_source text := CASE WHEN v_categorical THEN 'core.parcel_facet_counts' ELSE 'core.parcels' END;
-  v_measure text := CASE WHEN v_categorical THEN 'sum(p.parcels)::int' ELSE 'count(*)::int' END;
-  v_facet text;
-  v_expr text;
-  v_counts jsonb;
-  v_out jsonb := '{}';
 BEGIN
-  FOREACH v_facet IN ARRAY coalesce(p_facets, '{}') LOOP
-    v_expr := CASE v_facet
-      WHEN 'county' THEN '(SELECT c.slug FROM core.counties c WHERE c.id = p.county_id)'
-      WHEN 'dor_use_code' THEN 'p.dor_use_code'
-      WHEN 'property_use_code' THEN 'p.property_use_code'
-      WHEN 'city' THEN 'p.site_city'
-      WHEN 'zip' THEN 'p.site_zip'
-    END;
-    IF v_expr IS NULL THEN
-      PERFORM core.bad_input(format('facets: unknown facet ''%s'' (county, dor_use_code, property_use_code, city, zip)', v_facet));
-    END IF;
-    EXECUTE format(
-      'SELECT coalesce(jsonb_agg(jsonb_build_object(''value'', v, ''count'', n) ORDER BY n DESC, v NULLS LAST), ''[]'')
-         FROM (SELECT %s AS v, %s AS n FROM %s p WHERE %s GROUP BY 1 ORDER BY 2 DESC, 1 NULLS LAST LIMIT 100) f',
-      v_expr, v_measure, v_source, v_where) INTO v_counts;
-    v_out := v_out || jsonb_build_object(v_facet, v_counts);
-  END LOOP;
-  RETURN v_out;
+  RETURN search.parcel_facets(p_facets, search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
+    p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
+    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    search.parcel_words_of(p_query, p_words));
 END $$;
 COMMENT ON FUNCTION api.facet_parcels(text[], text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, api.query_word[]) IS
   'p_words: as in search_parcels. Counts per value over the whole filtered result (not a page) for each facet of p_facets (county, dor_use_code, property_use_code, city, zip): {"county": [{"value": "miami-dade", "count": 12}, ...]}, most frequent first, at most 100 values per facet, null for parcels without a value.';
 
 CREATE FUNCTION api.get_parcel(p_id bigint) RETURNS SETOF api.parcel_hit
-  LANGUAGE sql STABLE PARALLEL SAFE
-AS $$ SELECT * FROM search.parcel_rows(ARRAY[p_id], true) $$;
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN QUERY
+  SELECT * FROM search.parcel_rows(ARRAY[p_id], true);
+END $$;
 COMMENT ON FUNCTION api.get_parcel(bigint) IS 'GET /v1/parcels/{id}: one parcel by internal id, with its polygon as GeoJSON text; no row when unknown.';
 
 CREATE FUNCTION api.get_parcel_by_parcel_id(p_county text, p_parcel_id text) RETURNS SETOF api.parcel_hit

@@ -1,7 +1,6 @@
--- Tax delinquencies and certificates: search, by-parcel, status counts, feed sources, freshness.
--- Search and count are plpgsql with EXECUTE ... USING on purpose: each call is planned with the actual
--- values, so every "p IS NULL OR ..." filter folds away and the remaining ones can use their index
--- (owner contains-search uses the trigram index on owner_search, parcel ids the parcel_key btree).
+-- Tax delinquencies and certificates: search (a page and its total in one call, or each alone), by parcel, status
+-- counts, feed sources, freshness. The search is built as parcel search's is (sql/search/tax_delinquencies.sql): one
+-- checked filter, written as only the predicates it uses, so each call is planned for its own filters.
 
 -- DelinquencyHit (interface 2.5): the row every search-like delinquency function returns.
 CREATE TYPE api.delinquency_hit AS (
@@ -25,6 +24,35 @@ COMMENT ON TYPE api.delinquency_hit IS
   'DelinquencyHit (interface 2.5): ids as text, amounts and rates as float8, certificate_sale_date as YYYY-MM-DD; '
   'every field present, NULL where unknown.';
 
+CREATE FUNCTION api.tax_delinquency_search_hits(
+  p_county             text[]  DEFAULT NULL,
+  p_tax_year           integer DEFAULT NULL,
+  p_status             text    DEFAULT NULL,
+  p_min_due            numeric DEFAULT NULL,
+  p_max_due            numeric DEFAULT NULL,
+  p_parcel_id          text    DEFAULT NULL,
+  p_owner              text    DEFAULT NULL,
+  p_vendor             text    DEFAULT NULL,
+  p_certificate_number text    DEFAULT NULL,
+  p_sort               text    DEFAULT NULL,
+  p_limit              integer DEFAULT 25,
+  p_offset             integer DEFAULT 0,
+  OUT total integer, OUT hits json)
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  f search.tax_delinquency_filter := search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
+    p_owner, p_vendor, p_certificate_number);
+BEGIN
+  EXECUTE format('SELECT coalesce(json_agg(h), ''[]'') FROM (%s) h', search.tax_delinquency_page_sql(f, p_sort, p_limit, p_offset))
+     INTO hits;
+  total := search.tax_delinquency_count(f);
+END $$;
+COMMENT ON FUNCTION api.tax_delinquency_search_hits(text[], integer, text, numeric, numeric, text, text, text, text, text, integer, integer) IS
+  'GET /v1/tax-delinquencies/search and /by-parcel in one call: the exact total (pagination.total) and the page as a '
+  'JSON array of DelinquencyHit objects, in order (the rows of api.search_tax_delinquencies for the same arguments). '
+  'Example: SELECT total, hits FROM api.tax_delinquency_search_hits(p_county => ''{miami-dade}'', p_limit => 5);';
+
 CREATE FUNCTION api.search_tax_delinquencies(
   p_county             text[]  DEFAULT NULL,
   p_tax_year           integer DEFAULT NULL,
@@ -41,61 +69,9 @@ CREATE FUNCTION api.search_tax_delinquencies(
 RETURNS SETOF api.delinquency_hit
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-DECLARE
-  f        record;
-  v_order  text;
 BEGIN
-  -- Every order ends in the unique id, so pages never overlap or skip rows.
-  v_order := CASE coalesce(p_sort, 'due_desc')
-    WHEN 'due_desc'    THEN 'd.total_due DESC NULLS LAST, d.id'
-    WHEN 'due_asc'     THEN 'd.total_due ASC NULLS LAST, d.id'
-    WHEN 'year_newest' THEN 'd.tax_year DESC NULLS LAST, d.id'
-  END;
-  IF v_order IS NULL THEN
-    PERFORM core.bad_input('sort must be one of due_desc, due_asc, year_newest');
-  END IF;
-  IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN
-    PERFORM core.bad_input('limit must be between 1 and 500');
-  END IF;
-  IF p_offset IS NULL OR p_offset < 0 THEN
-    PERFORM core.bad_input('offset must be >= 0');
-  END IF;
-  f := search.tax_delinquency_filters(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id, p_owner,
-                                   p_vendor, p_certificate_number);
-  RETURN QUERY EXECUTE format($q$
-    SELECT d.id::text,
-           c.slug,
-           d.parcel_id,
-           d.tax_year::integer,
-           d.status,
-           d.delinquent_amount::float8,
-           d.total_due::float8,
-           d.certificate_number,
-           to_char(d.certificate_sale_date, 'YYYY-MM-DD'),
-           d.owner_name,
-           d.site_address_full,
-           d.source_vendor,
-           d.face_amount::float8,
-           d.certificate_holder,
-           d.certificate_interest_rate::float8,
-           d.bid_rate::float8
-      FROM %s d
-      JOIN core.counties c ON c.id = d.county_id
-     WHERE %s
-     ORDER BY %s
-     LIMIT $10 OFFSET $11 $q$,
-    -- Several counties, one tax year, by amount due (the default): each county's first offset + limit rows, read in
-    -- order from its (county, year[, status], amount due) index, then merged. One condition over all the counties
-    -- would walk the amount-due index across the state, filtering out every other county (440 ms for two counties'
-    -- 2025 redeemed records at full scale; 3 ms this way). Without a year, a county's index gives no order, and
-    -- the walk over the state's index is the cheaper plan.
-    CASE WHEN cardinality(f.county_ids) > 1 AND f.tax_year IS NOT NULL AND coalesce(p_sort, 'due_desc') = 'due_desc' THEN format(
-      '(SELECT m.* FROM unnest($1) AS cc(id) CROSS JOIN LATERAL (SELECT d.* FROM core.tax_delinquencies d'
-      ' WHERE d.county_id = cc.id AND %s ORDER BY %s LIMIT $10 + $11) m)', search.tax_delinquency_where(), v_order)
-    ELSE 'core.tax_delinquencies' END,
-    search.tax_delinquency_where(), v_order)
-  USING f.county_ids, f.tax_year, f.status, f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor,
-        f.certificate_number, p_limit, p_offset;
+  RETURN QUERY EXECUTE search.tax_delinquency_page_sql(search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
+    p_owner, p_vendor, p_certificate_number), p_sort, p_limit, p_offset);
 END $$;
 COMMENT ON FUNCTION api.search_tax_delinquencies(text[], integer, text, numeric, numeric, text, text, text, text, text, integer, integer) IS
   'DelinquencyHit rows (interface 2.5) matching every given filter. GET /v1/tax-delinquencies/search. '
@@ -120,27 +96,9 @@ CREATE FUNCTION api.count_tax_delinquencies_matching(
 RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-DECLARE
-  f       record;
-  v_total integer;
 BEGIN
-  f := search.tax_delinquency_filters(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id, p_owner,
-                                   p_vendor, p_certificate_number);
-  IF f.min_due IS NULL AND f.max_due IS NULL AND f.parcel_key IS NULL AND f.owner IS NULL AND f.vendor IS NULL
-     AND f.certificate_number IS NULL THEN
-    -- Only county / year / status: the exact figure is in the trigger-maintained counts, no table scan.
-    SELECT coalesce(sum(s.records), 0)::integer INTO v_total
-      FROM core.tax_delinquency_status_counts s
-     WHERE (f.county_ids IS NULL OR s.county_id = ANY (f.county_ids))
-       AND (f.tax_year IS NULL OR s.tax_year = f.tax_year)
-       AND (f.status IS NULL OR s.status = f.status);
-    RETURN v_total;
-  END IF;
-  EXECUTE 'SELECT count(*)::integer FROM core.tax_delinquencies d WHERE ' || search.tax_delinquency_where()
-     INTO v_total
-    USING f.county_ids, f.tax_year, f.status, f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor,
-          f.certificate_number;
-  RETURN v_total;
+  RETURN search.tax_delinquency_count(search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
+    p_owner, p_vendor, p_certificate_number));
 END $$;
 COMMENT ON FUNCTION api.count_tax_delinquencies_matching(text[], integer, text, numeric, numeric, text, text, text, text) IS
   'Exact number of records search_tax_delinquencies matches for the same filters (its pagination.total); '
@@ -155,9 +113,7 @@ RETURNS SETOF api.delinquency_hit
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 BEGIN
-  IF p_parcel_id IS NULL THEN
-    PERFORM core.bad_input('parcel_id is required');
-  END IF;
+  IF p_parcel_id IS NULL THEN PERFORM core.bad_input('parcel_id: is required'); END IF;
   RETURN QUERY
     SELECT * FROM api.search_tax_delinquencies(
       p_county    => CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END,
@@ -170,8 +126,9 @@ COMMENT ON FUNCTION api.get_tax_delinquencies_by_parcel(text, text, integer, int
   'Every delinquency record of one parcel, newest tax year first (then id). GET /v1/tax-delinquencies/by-parcel. '
   'p_parcel_id: required, 1-100 characters, punctuation-insensitive (matched on parcel_key, for example '
   '''01-3104-008-0010'' = ''0131040080010''); p_county: optional slug scope (unknown slug = 400); p_limit 1-500, '
-  'p_offset >= 0. A county with no feed or a parcel that is current on taxes gives no rows, never an error; the '
-  'exact total is count_tax_delinquencies_matching(p_county => ARRAY[p_county], p_parcel_id => p_parcel_id).';
+  'p_offset >= 0. A county with no feed or a parcel that is current on taxes gives no rows, never an error. With its '
+  'total in one call: api.tax_delinquency_search_hits(p_county => ARRAY[p_county], p_parcel_id => p_parcel_id, '
+  'p_sort => ''year_newest'').';
 
 -- The status-counts stored procedure of the design card.
 CREATE FUNCTION api.count_tax_delinquencies(p_county text DEFAULT NULL, p_tax_year integer DEFAULT NULL)
@@ -182,9 +139,7 @@ DECLARE
   v_ids smallint[];
 BEGIN
   v_ids := core.county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
-  IF p_tax_year IS NOT NULL AND p_tax_year NOT BETWEEN 1900 AND 2100 THEN
-    PERFORM core.bad_input('tax_year must be between 1900 and 2100');
-  END IF;
+  IF p_tax_year NOT BETWEEN 1900 AND 2100 THEN PERFORM core.bad_input('tax_year: must be between 1900 and 2100'); END IF;
   RETURN QUERY
     SELECT s.status COLLATE "C", sum(s.records)::integer
       FROM core.tax_delinquency_status_counts s
@@ -238,12 +193,7 @@ DECLARE
   v_ids smallint[];
 BEGIN
   v_ids := search.tax_delinquency_source_filters(p_county, p_vendor, p_source_kind);
-  IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN
-    PERFORM core.bad_input('limit must be between 1 and 500');
-  END IF;
-  IF p_offset IS NULL OR p_offset < 0 THEN
-    PERFORM core.bad_input('offset must be >= 0');
-  END IF;
+  PERFORM core.check_page(p_limit, p_offset);
   RETURN QUERY
     SELECT v.*
       FROM api.tax_delinquency_sources v
@@ -257,6 +207,25 @@ COMMENT ON FUNCTION api.list_tax_delinquency_sources(text, text, text, boolean, 
   'p_county: slug (unknown = 400); p_vendor: case-insensitive contains; p_source_kind: case-insensitive exact '
   '(for example cert_sale_portal, bulk_download); p_active: true only active, false only inactive, NULL both; '
   'p_limit 1-500 (default 100), p_offset >= 0. Exact total: count_tax_delinquency_sources with the same filters.';
+
+CREATE FUNCTION api.tax_delinquency_source_hits(
+  p_county      text    DEFAULT NULL,
+  p_vendor      text    DEFAULT NULL,
+  p_source_kind text    DEFAULT NULL,
+  p_active      boolean DEFAULT NULL,
+  p_limit       integer DEFAULT 100,
+  p_offset      integer DEFAULT 0,
+  OUT total integer, OUT hits json)
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+  SELECT coalesce(json_agg(v), '[]') INTO hits
+    FROM api.list_tax_delinquency_sources(p_county, p_vendor, p_source_kind, p_active, p_limit, p_offset) v;
+  total := api.count_tax_delinquency_sources(p_county, p_vendor, p_source_kind, p_active);
+END $$;
+COMMENT ON FUNCTION api.tax_delinquency_source_hits(text, text, text, boolean, integer, integer) IS
+  'GET /v1/tax-delinquencies/sources in one call: the exact total and the page (list_tax_delinquency_sources) as a '
+  'JSON array of TaxDelinquencySource objects, in order.';
 
 CREATE FUNCTION api.count_tax_delinquency_sources(
   p_county      text    DEFAULT NULL,
@@ -279,12 +248,14 @@ COMMENT ON FUNCTION api.count_tax_delinquency_sources(text, text, text, boolean)
   'Exact number of rows list_tax_delinquency_sources gives for the same filters (its pagination.total).';
 
 CREATE FUNCTION api.list_tax_delinquency_sources_by_county(p_county text) RETURNS SETOF api.tax_delinquency_sources
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
+BEGIN
+  RETURN QUERY
   SELECT v.* FROM api.tax_delinquency_sources v
-   WHERE v."countySlug" = lower(p_county)
-   ORDER BY v."taxYear" DESC, v."id"::bigint
-$$;
+     WHERE v."countySlug" = lower(p_county)
+     ORDER BY v."taxYear" DESC, v."id"::bigint;
+END $$;
 COMMENT ON FUNCTION api.list_tax_delinquency_sources_by_county(text) IS
   'Every feed source row of one county (slug, case-insensitive), newest tax year first; no rows for an unknown '
   'slug or a county with no feed (the API answers an unknown slug 404 via get_county). '
@@ -292,13 +263,15 @@ COMMENT ON FUNCTION api.list_tax_delinquency_sources_by_county(text) IS
 
 CREATE FUNCTION api.get_tax_delinquency_freshness()
 RETURNS TABLE (total integer, latest_tax_year integer, last_ingested_at text, last_source_success_at text)
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
+BEGIN
+  RETURN QUERY
   SELECT (SELECT coalesce(sum(s.records), 0)::integer FROM core.tax_delinquency_status_counts s),
-         (SELECT max(s.tax_year)::integer FROM core.tax_delinquency_status_counts s),
-         (SELECT core.iso_utc(max(d.ingested_at)) FROM core.tax_delinquencies d),
-         (SELECT core.iso_utc(max(s.last_success_at)) FROM core.tax_delinquency_sources s)
-$$;
+           (SELECT max(s.tax_year)::integer FROM core.tax_delinquency_status_counts s),
+           (SELECT core.iso_utc(max(d.ingested_at)) FROM core.tax_delinquencies d),
+           (SELECT core.iso_utc(max(s.last_success_at)) FROM core.tax_delinquency_sources s);
+END $$;
 COMMENT ON FUNCTION api.get_tax_delinquency_freshness() IS
   'DelinquencyFreshness (interface 2.7), one row: total records, latest tax year, when records were last ingested '
   'and the latest source success (ISO 8601 UTC; NULL when none). GET /v1/tax-delinquencies/freshness.';

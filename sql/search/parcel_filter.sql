@@ -148,13 +148,18 @@ BEGIN
   RETURN array_to_string(w, ' AND ');
 END $$;
 COMMENT ON FUNCTION search.parcel_where(search.parcel_filter, api.query_word[]) IS
-  'The WHERE clause (over core.parcels p) for a parcel filter and its query words (api.parcel_query_words): only the predicates the filter uses, values quoted. Used by search_parcels, count_parcels and facet_parcels.';
+  'The WHERE clause (over core.parcels p) for a parcel filter and its query words (api.parcel_query_words): only the '
+  'predicates the filter uses, values quoted. Used by search.parcel_search_page, parcel_count and parcel_facets.';
 
 CREATE FUNCTION search.parcel_filter_of(
-  p_query text, p_county text[], p_use_code text[], p_dor_use_code text[], p_city text, p_zip text,
-  p_just_value_min float8, p_just_value_max float8, p_assessed_min float8, p_assessed_max float8,
-  p_sale_after date, p_sale_before date, p_sale_price_min float8, p_sale_price_max float8,
-  p_near_lat float8, p_near_lng float8, p_radius_m float8, p_bbox float8[], p_point_lng float8, p_point_lat float8
+  p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL,
+  p_dor_use_code text[] DEFAULT NULL, p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
+  p_just_value_min float8 DEFAULT NULL, p_just_value_max float8 DEFAULT NULL,
+  p_assessed_min float8 DEFAULT NULL, p_assessed_max float8 DEFAULT NULL,
+  p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
+  p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
+  p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL
 ) RETURNS search.parcel_filter
   LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -165,8 +170,8 @@ BEGIN
   IF p_near_lat IS NOT NULL AND (p_near_lat NOT BETWEEN -90 AND 90 OR p_near_lng NOT BETWEEN -180 AND 180) THEN
     PERFORM core.bad_input('near: latitude must be within -90..90 and longitude within -180..180');
   END IF;
-  IF p_radius_m IS NOT NULL AND (p_radius_m <= 0 OR p_radius_m > 50000) THEN
-    PERFORM core.bad_input('radius_m: must be greater than 0 and at most 50000 (metres)');
+  IF p_radius_m IS NOT NULL AND (p_radius_m <= 0 OR p_radius_m > search.near_radius_max_m()) THEN
+    PERFORM core.bad_input(format('radius_m: must be greater than 0 and at most %s (metres)', search.near_radius_max_m()));
   END IF;
   IF p_bbox IS NOT NULL AND (cardinality(p_bbox) <> 4 OR p_bbox[1] > p_bbox[3] OR p_bbox[2] > p_bbox[4]
                              OR p_bbox[1] < -180 OR p_bbox[3] > 180 OR p_bbox[2] < -90 OR p_bbox[4] > 90) THEN
@@ -186,7 +191,8 @@ BEGIN
              p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat)::search.parcel_filter;
 END $$;
 COMMENT ON FUNCTION search.parcel_filter_of(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
-  'Checks the filters of parcel search (ranges, coordinates, radius up to 50 km) and makes one search.parcel_filter of them.';
+  'Checks the filters of parcel search (ranges, coordinates, radius up to search.near_radius_max_m()) and makes the one '
+  'search.parcel_filter value that search, count and facets of a request share.';
 
 CREATE FUNCTION search.parcel_filter_is_words_only(f search.parcel_filter) RETURNS boolean
   LANGUAGE sql IMMUTABLE PARALLEL SAFE

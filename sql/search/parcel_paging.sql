@@ -50,30 +50,18 @@ COMMENT ON FUNCTION search.parcel_page_by_tiers(text, text[], text[], integer, i
   'p_tiers in turn, each tier ordered by its p_orders entry; p_walk[i] reads tier i along its order''s index (for tiers known to be large).';
 
 CREATE FUNCTION search.parcel_search_page(
-  p_query text DEFAULT NULL, p_county text[] DEFAULT NULL, p_use_code text[] DEFAULT NULL, p_dor_use_code text[] DEFAULT NULL,
-  p_city text DEFAULT NULL, p_zip text DEFAULT NULL,
-  p_just_value_min float8 DEFAULT NULL, p_just_value_max float8 DEFAULT NULL,
-  p_assessed_min float8 DEFAULT NULL, p_assessed_max float8 DEFAULT NULL,
-  p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
-  p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
-  p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
-  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
-  p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0,
-  p_words api.query_word[] DEFAULT NULL,
-  p_with_total boolean DEFAULT true, OUT ids bigint[], OUT total integer
+  p_filter search.parcel_filter, p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0,
+  p_words api.query_word[] DEFAULT NULL, p_with_total boolean DEFAULT true, OUT ids bigint[], OUT total integer
 )
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   SET plan_cache_mode = auto SET enable_sort = on SET enable_bitmapscan = on  -- restored at exit: changes below stay inside
   SET extra_float_digits = 3  -- match qualities written into SQL text keep every bit (scores tie as on the postings)
 AS $$
 DECLARE
-  v_filter search.parcel_filter := search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
-    p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
-    p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat);
-  v_words api.query_word[] := search.parcel_words_of(p_query, p_words);
+  v_words api.query_word[] := search.parcel_words_of(p_filter.query, p_words);
   v_where text;
-  v_q text := core.normalize_text(p_query);
-  v_sort text := coalesce(p_sort, CASE WHEN p_query IS NOT NULL THEN 'relevance' WHEN p_near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
+  v_q text := core.normalize_text(p_filter.query);
+  v_sort text := coalesce(p_sort, CASE WHEN p_filter.query IS NOT NULL THEN 'relevance' WHEN p_filter.near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
   v_column text := substring(v_sort FROM '^(just_value|assessed_value|taxable_value|last_sale_date|last_sale_price|year_built)_(?:asc|desc)$');
   v_dir text := CASE WHEN v_sort LIKE '%\_desc' THEN 'DESC' ELSE 'ASC' END;
   v_exact text;
@@ -96,48 +84,51 @@ DECLARE
   v_r constant float8 := search.sphere_radius_m();
   v_total bigint;
 BEGIN
-  IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
-  IF p_offset IS NULL OR p_offset < 0 THEN PERFORM core.bad_input('offset: must be 0 or more'); END IF;
+  PERFORM core.check_page(p_limit, p_offset);
   IF v_sort NOT IN ('relevance', 'distance', 'id') AND v_column IS NULL THEN
-    PERFORM core.bad_input(format('sort: unknown sort ''%s''', v_sort));
+    PERFORM core.bad_sort(v_sort, ARRAY['relevance', 'distance', 'id', 'just_value_asc', 'just_value_desc',
+      'assessed_value_asc', 'assessed_value_desc', 'taxable_value_asc', 'taxable_value_desc', 'last_sale_date_asc',
+      'last_sale_date_desc', 'last_sale_price_asc', 'last_sale_price_desc', 'year_built_asc', 'year_built_desc']);
   END IF;
-  IF v_sort = 'relevance' AND p_query IS NULL THEN PERFORM core.bad_input('sort: relevance needs query'); END IF;
-  IF v_sort = 'distance' AND p_near_lat IS NULL THEN PERFORM core.bad_input('sort: distance needs near and radius_m'); END IF;
-  IF v_sort = 'id' AND search.parcel_filter_is_place_only(v_filter) THEN
-    SELECT pp.ids, pp.total INTO ids, total FROM search.parcel_page_by_place(v_filter, p_limit, p_offset, p_with_total) pp;
+  IF v_sort = 'relevance' AND p_filter.query IS NULL THEN PERFORM core.bad_input('sort: relevance needs query'); END IF;
+  IF v_sort = 'distance' AND p_filter.near_lat IS NULL THEN PERFORM core.bad_input('sort: distance needs near and radius_m'); END IF;
+  IF v_sort = 'id' AND search.parcel_filter_is_place_only(p_filter) THEN
+    SELECT pp.ids, pp.total INTO ids, total FROM search.parcel_page_by_place(p_filter, p_limit, p_offset, p_with_total) pp;
     RETURN;
   END IF;
-  v_where := search.parcel_where(v_filter, v_words);
+  v_where := search.parcel_where(p_filter, v_words);
 
   IF v_column IS NOT NULL THEN
     -- parcels with a value in the sort's order (ties by id the same way), then those without one, by id
     v_ids := search.parcel_page_by_tiers(v_where,
       ARRAY[format('p.%I IS NOT NULL', v_column), format('p.%I IS NULL', v_column)],
       ARRAY[format('p.%1$I %2$s, p.id %2$s', v_column, v_dir), format('p.id %s', v_dir)], p_limit, p_offset);
-  ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 AND search.parcel_filter_is_words_only(v_filter) THEN
-    v_total := search.parcel_total_from_vocabulary(v_filter, v_words);
+  ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 AND search.parcel_filter_is_words_only(p_filter) THEN
+    v_total := search.parcel_total_from_vocabulary(p_filter, v_words);
     SELECT pp.ids, coalesce(v_total, pp.total) INTO v_ids, v_total
-      FROM search.parcel_page_by_postings(v_words, search.parcel_postings_counties(p_county), v_q, p_limit, p_offset,
+      FROM search.parcel_page_by_postings(v_words, search.parcel_postings_counties(p_filter.county), v_q, p_limit, p_offset,
                                        p_with_total AND v_total IS NULL) pp;
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
     -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
-    -- 5,000 matches are ranked in full. More (a common name or street statewide) are paged tier by tier without
+    -- search.ranked_in_full() matches are ranked in full. More (a common name or street statewide) are paged tier by tier without
     -- scoring the whole set: the query's exact text, then every word held exactly, each by id; then the parcels whose
     -- every word is matched well (below), by score; then the rest, by id.
     -- The vocabulary bounds the number of matches: at most the smallest word's document frequency (the sum over its
-    -- terms), exactly it for a single word that stands only for itself. Count (up to 5,001) only when neither decides.
-    v_matches := search.parcel_total_from_vocabulary(v_filter, v_words);
+    -- terms), exactly it for a single word that stands only for itself. Count (up to one past the bound) only when
+    -- neither decides.
+    v_matches := search.parcel_total_from_vocabulary(p_filter, v_words);
     IF v_matches IS NULL THEN
-      SELECT min(f) INTO v_bound
+      SELECT min(d.f) INTO v_bound
         FROM unnest(v_words) AS qw,
              LATERAL (SELECT coalesce(sum(t.parcels), 0) AS f FROM core.parcel_terms t WHERE t.term = ANY (qw.terms)) d;
-      v_matches := CASE WHEN v_bound <= 5000 THEN v_bound END;
+      v_matches := CASE WHEN v_bound <= search.ranked_in_full() THEN v_bound END;
     END IF;
     IF v_matches IS NULL THEN
-      EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM core.parcels p WHERE %s LIMIT 5001) m', v_where) INTO v_matches;
+      EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM core.parcels p WHERE %s LIMIT %s) m', v_where,
+                     search.ranked_in_full() + 1) INTO v_matches;
     END IF;
     v_exact := format('(coalesce(p.owner_search = %1$L, false) OR coalesce(p.address_search = %1$L, false))', v_q);
-    IF v_matches <= 5000 THEN
+    IF v_matches <= search.ranked_in_full() THEN
       EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s DESC, %s DESC, p.id LIMIT %s OFFSET %s) page',
                      v_where, search.parcel_query_score_sql(v_words), v_exact, p_limit, p_offset) INTO v_ids;
     ELSE
@@ -173,21 +164,21 @@ BEGIN
     -- below). Otherwise, and for radii under 150 m (a few hundred parcels at most), every match is ranked. Sorting
     -- is turned off so that the planner walks the index instead of sorting the whole box.
     v_k := p_offset + p_limit;
-    v_pt := quote_literal(ST_SetSRID(ST_MakePoint(p_near_lng, p_near_lat), 4326)::text);
-    SELECT * INTO v_dlat, v_dlng FROM search.near_box(p_near_lat, p_radius_m);
+    v_pt := quote_literal(ST_SetSRID(ST_MakePoint(p_filter.near_lng, p_filter.near_lat), 4326)::text);
+    SELECT * INTO v_dlat, v_dlng FROM search.near_box(p_filter.near_lat, p_filter.radius_m);
     -- Ranking every match scans them all, so it counts them too (a window riding along to the top-N sort). With a
     -- total, up to 1 km (a few thousand matches in a city), that one scan costs less than reading the nearest and
     -- then scanning again to count (500 m: 2.9 ms against 2.1 for the page and 2.5 for the count).
-    IF p_radius_m >= 150 AND NOT (p_with_total AND p_radius_m <= 1000) THEN
+    IF p_filter.radius_m >= 150 AND NOT (p_with_total AND p_filter.radius_m <= 1000) THEN
       PERFORM set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true);
       EXECUTE format(
         'SELECT array_agg(id ORDER BY d, id), array_agg(d ORDER BY d, id), count(*), max(raw)'
         '  FROM (SELECT p.id, p.centroid <-> %2$s::geometry AS raw, ST_Distance(p.centroid::geography, %2$s::geography, false) AS d'
         '          FROM core.parcels p WHERE %1$s AND p.centroid && %3$s ORDER BY p.centroid <-> %2$s::geometry LIMIT %4$s) t',
-        v_where, v_pt, search.parcel_box_literal(p_near_lng, p_near_lat, v_dlng, v_dlat), 2 * v_k + 10) INTO v_ids, v_dist, v_read, v_raw;
+        v_where, v_pt, search.parcel_box_literal(p_filter.near_lng, p_filter.near_lat, v_dlng, v_dlat), 2 * v_k + 10) INTO v_ids, v_dist, v_read, v_raw;
       PERFORM set_config('enable_sort', 'on', true), set_config('enable_bitmapscan', 'on', true);
     END IF;
-    v_lo := cos(radians(p_near_lat)) * cos(radians(least(abs(p_near_lat) + v_dlat, 90)));
+    v_lo := cos(radians(p_filter.near_lat)) * cos(radians(least(abs(p_filter.near_lat) + v_dlat, 90)));
     IF v_read IS NULL  -- not read: every match is ranked
        OR NOT (v_read >= v_k
                AND v_dist[v_k] < least(v_r * radians(v_dlat), 2 * v_r * asin(sqrt(v_lo) * sin(radians(v_dlng) / 2)))
@@ -206,14 +197,12 @@ BEGIN
   END IF;
   ids := coalesce(v_ids, '{}');
   IF p_with_total THEN
-    total := coalesce(v_total, api.count_parcels(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
-      p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before,
-      p_sale_price_min, p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, v_words));
+    total := coalesce(v_total, search.parcel_count(p_filter, v_words));
   END IF;
 END $$;
-COMMENT ON FUNCTION search.parcel_search_page(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[], boolean) IS
-  'One page of api.search_parcels as parcel ids (in order) and, with p_with_total (the default), the exact number of '
-  'matches (api.count_parcels; for a relevance search with no filter but counties, counted from the same postings '
-  'as the page, and for a distance sort that ranks every match, by the same scan: not twice). '
-  'api.parcel_search_hits (GET /v1/parcels/search) calls it, then search.parcel_rows(ids, false). Example: '
-  'SELECT total, ids FROM search.parcel_search_page(p_query => ''smith john'', p_limit => 5);';
+COMMENT ON FUNCTION search.parcel_search_page(search.parcel_filter, text, integer, integer, api.query_word[], boolean) IS
+  'One page of parcel search as parcel ids (in order) and, with p_with_total (the default), the exact number of '
+  'matches (search.parcel_count; for a relevance search with no filter but counties, counted from the same postings '
+  'as the page, and for a distance sort that ranks every match, by the same scan: not twice). p_words: the query''s '
+  'reading, NULL to read it here. Example: '
+  'SELECT total, ids FROM search.parcel_search_page(search.parcel_filter_of(p_query => ''smith john''), p_limit => 5);';

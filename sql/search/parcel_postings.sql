@@ -178,9 +178,9 @@ COMMENT ON FUNCTION search.parcel_postings_exact_tiers(search.id_set[], integer[
 
 -- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
 -- exactly (score 1): those whose owner or address is the query's text, then the others, each by id. Then, up to
--- 5,000 matches, the rest by score and id; beyond, the parcels whose every word is matched at least as well as a
+-- search.ranked_in_full() matches, the rest by score and id; beyond, the parcels whose every word is matched at least as well as a
 -- level (search.parcel_well_level) by score, then the rest by id. Without the total, the first tiers may fill the page
--- before all the matches are computed. Up to 5,000 matches, every match is scored in one pass: those holding every
+-- before all the matches are computed. Up to that bound, every match is scored in one pass: those holding every
 -- word exactly are those of score 1, so they need no matching of their own.
 CREATE FUNCTION search.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
                                             p_limit integer, p_offset integer, p_with_total boolean,
@@ -208,7 +208,7 @@ BEGIN
   v_all := search.parcel_postings_match(p_words, p_counties, 0);
   v_matches := search.parcel_postings_count(v_all);
   total := CASE WHEN p_with_total THEN v_matches END;
-  IF v_matches <= 5000 THEN
+  IF v_matches <= search.ranked_in_full() THEN
     SELECT coalesce(array_agg(sc.id ORDER BY sc.score DESC, sc.id), '{}'), count(*) FILTER (WHERE sc.score = 1)
       INTO v_ranked, v_exactly FROM search.parcel_postings_scores(v_all, p_words) AS sc;
     v_exact := v_exact & v_ranked[1 : v_exactly];

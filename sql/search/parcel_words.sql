@@ -19,7 +19,7 @@ BEGIN
   -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common word is
   -- meant as written, and its exact total then comes from the vocabulary); words of 3 to 20 characters, never
   -- numbers (a longer word is no name's typo, and costs thousands of lookups)
-  v_fuzzy := (coalesce(v_df, 0) < 1000 OR cardinality(p_words) > 1) AND length(p_word) BETWEEN 3 AND 20
+  v_fuzzy := (coalesce(v_df, 0) < search.common_word() OR cardinality(p_words) > 1) AND length(p_word) BETWEEN 3 AND 20
              AND p_word !~ '^[0-9]+$';
   SELECT coalesce(array_agg(m.term ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'),
          coalesce(array_agg(m.q ORDER BY m.q DESC, m.parcels DESC, m.term), '{}'), coalesce(sum(m.parcels), 0),
@@ -30,10 +30,11 @@ BEGIN
     FROM (SELECT DISTINCT ON (x.term) x.term, x.parcels, x.q, bool_or(x.cut) OVER () AS cut FROM (
             SELECT t.term, t.parcels, 1.0::float8 AS q, false AS cut FROM core.parcel_terms t WHERE t.term = p_word
             UNION ALL
-            -- typos (when v_fuzzy), nearest first, then most common: 16, or up to 64 while together they are held
-            -- by at most 5,000 parcels (a rare word's whole neighbourhood is cheap to search and ranks fairly; a
-            -- common word's is not). Every term one edit away; for words of 6+ letters with fewer than 16 of those,
-            -- every term two edits away too. Wide (p_wide): the 128 closest terms within the word's edits.
+            -- typos (when v_fuzzy), nearest first, then most common: search.typo_terms(), or up to
+            -- search.rare_typo_terms() while together they hold at most search.ranked_in_full() parcels (a rare
+            -- word's whole neighbourhood is cheap to search and ranks fairly; a common word's is not). Every term
+            -- one edit away; for words of 6+ letters with fewer than search.typo_terms() of those, every term two
+            -- edits away too. Wide (p_wide): the search.wide_typo_terms() closest terms within the word's edits.
             -- Candidates come from the deletion index (core.parcel_term_deletes: terms sharing a deletion of the
             -- word), checked with levenshtein.
             (WITH near AS MATERIALIZED (
@@ -51,22 +52,23 @@ BEGIN
                       row_number() OVER w AS n, sum(t.parcels) OVER w AS held
                  -- (the counts are read only for the typos the edits allow)
                  FROM near y JOIN core.parcel_terms t ON t.term = y.term
-                WHERE y.edits = 1 OR (y.edits = 2 AND (p_wide OR (SELECT count(*) FROM near WHERE near.edits = 1) < 16))
+                WHERE y.edits = 1 OR (y.edits = 2 AND (p_wide OR (SELECT count(*) FROM near WHERE near.edits = 1) < search.typo_terms()))
                -- (wide: the best matches first, as they rank: a longer term of the same edits is the closer)
                WINDOW w AS (ORDER BY CASE WHEN p_wide THEN y.edits::float8 / greatest(length(p_word), length(y.term))
                                           ELSE y.edits END, t.parcels DESC, y.term)) z
-              WHERE z.n <= 16 OR (z.n <= 64 AND z.held <= 5000) OR (p_wide AND z.n <= 128)) k)
+              WHERE z.n <= search.typo_terms() OR (z.n <= search.rare_typo_terms() AND z.held <= search.ranked_in_full())
+                 OR (p_wide AND z.n <= search.wide_typo_terms())) k)
             UNION ALL
             -- the last word may be unfinished: complete it from the vocabulary (unless it is a common word as typed)
             (SELECT t.term, t.parcels, length(p_word)::float8 / length(t.term), false
                FROM core.parcel_terms t
-              WHERE p_word = p_words[cardinality(p_words)] AND coalesce(v_df, 0) < 1000 AND length(p_word) >= 3
+              WHERE p_word = p_words[cardinality(p_words)] AND coalesce(v_df, 0) < search.common_word() AND length(p_word) >= 3
                 AND p_word !~ '^[0-9]+$'
                 -- the terms that start with the word: a range of the primary key (every character a term holds
                 -- sorts before '~'), not LIKE, which a plan made once for every word reads from a trigram index
                 AND t.term > p_word AND t.term < p_word || '~' AND left(t.term, length(p_word)) = p_word
                 AND t.term <> ALL (p_words)
-              ORDER BY t.parcels DESC, t.term LIMIT 5)) x
+              ORDER BY t.parcels DESC, t.term LIMIT search.completions())) x
           ORDER BY x.term, x.q DESC) m;
   reading := ROW(p_word, v_terms, v_qualities);
 END $$;
@@ -112,7 +114,7 @@ COMMENT ON FUNCTION search.parcel_total_from_vocabulary(search.parcel_filter, ap
   'for itself and nothing else is filtered (that word''s count in core.parcel_terms); NULL otherwise.';
 
 -- The rest of a large result starts with the parcels whose every word is matched at least as well as a quality level:
--- the lowest at which the vocabulary bounds them to 5,000 (so they can be ranked by score), a level below 1 (every
+-- the lowest at which the vocabulary bounds them to search.ranked_in_full() (so they can be ranked by score), a level below 1 (every
 -- word exact is the tier before). A common word beside a misspelt rare one then shows the rare word's closest
 -- spellings first, not the most common ones by id.
 CREATE FUNCTION search.parcel_well_level(p_words api.query_word[]) RETURNS float8
@@ -125,9 +127,9 @@ BEGIN
   SELECT l.lv
     FROM (SELECT DISTINCT wt.q AS lv FROM wt WHERE wt.q < 1) l
    WHERE (SELECT min(b.f) FROM (SELECT coalesce(sum(wt.df) FILTER (WHERE wt.q >= l.lv), 0) AS f FROM wt GROUP BY wt.word) b)
-         BETWEEN 1 AND 5000
+         BETWEEN 1 AND search.ranked_in_full()
    ORDER BY l.lv LIMIT 1);
 END $$;
 COMMENT ON FUNCTION search.parcel_well_level(api.query_word[]) IS
   'Helper of search_parcels: the lowest match quality below 1 at which the vocabulary bounds the parcels matching every '
-  'word at least that well to 5,000 (between 1 and 5,000 of them); NULL when there is none, as when every word stands only for itself.';
+  'word at least that well to search.ranked_in_full() (at least 1); NULL when there is none, as when every word stands only for itself.';

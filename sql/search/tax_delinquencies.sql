@@ -1,85 +1,150 @@
--- Helpers of the delinquency reads in api (sql/api/tax_delinquencies.sql): the shared filter set of search and count,
--- and the feed-source filters.
+-- Delinquency search, as parcel search does it: one search.tax_delinquency_filter per request, checked and normalized
+-- once, written as only the predicates it uses (values quoted with format('%L')), so every combination of filters
+-- gets a plan of its own; a page and its exact total come from the same filter. Also the feed-source filters.
 
--- The filter set shared by search and count, so both always agree. Positional parameters:
--- $1 county ids, $2 tax_year, $3 status, $4 min_due, $5 max_due, $6 parcel_key, $7 owner (normalized),
--- $8 vendor (lower case), $9 certificate_number.
-CREATE FUNCTION search.tax_delinquency_where() RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN $w$
-      ($1 IS NULL OR (cardinality($1) = 1 AND d.county_id = $1[1]) OR (cardinality($1) > 1 AND d.county_id = ANY ($1)))
-  AND ($2 IS NULL OR d.tax_year = $2)
-  AND ($3 IS NULL OR d.status = $3 OR ($3 = 'unknown' AND d.status IS NULL))
-  AND ($4 IS NULL OR d.total_due >= $4)
-  AND ($5 IS NULL OR d.total_due <= $5)
-  AND ($6 IS NULL OR d.parcel_key = $6)
-  AND ($7 IS NULL OR d.owner_search LIKE '%' || $7 || '%')
-  AND ($8 IS NULL OR lower(d.source_vendor) = $8)
-  AND ($9 IS NULL OR d.certificate_number = $9)
-$w$;
-COMMENT ON FUNCTION search.tax_delinquency_where() IS
-  'Helper of search_tax_delinquencies / count_tax_delinquencies_matching: the WHERE clause text both execute, '
-  'so the page and its exact total can never disagree; executed with its values, so the planner folds what is unused '
-  '(one county becomes plain equality, letting an index that continues with the sort return rows in order). Not '
-  'meant to be called directly.';
+CREATE TYPE search.tax_delinquency_filter AS (
+  county_ids          smallint[],
+  tax_year            integer,
+  status              text,     -- lower case
+  min_due             numeric,
+  max_due             numeric,
+  parcel_key          text,     -- core.normalize_parcel_id
+  owner               text,     -- core.normalize_text
+  vendor              text,     -- lower case
+  certificate_number  text
+);
+COMMENT ON TYPE search.tax_delinquency_filter IS 'The filters of delinquency search, checked and normalized, shared by its page and total.';
 
--- Validates and normalizes the search filters once; search and count both call it.
-CREATE FUNCTION search.tax_delinquency_filters(
-  p_county text[], p_tax_year integer, p_status text, p_min_due numeric, p_max_due numeric,
-  p_parcel_id text, p_owner text, p_vendor text, p_certificate_number text,
-  OUT county_ids smallint[], OUT tax_year integer, OUT status text, OUT min_due numeric, OUT max_due numeric,
-  OUT parcel_key text, OUT owner text, OUT vendor text, OUT certificate_number text)
+CREATE FUNCTION search.tax_delinquency_filter_of(
+  p_county text[] DEFAULT NULL, p_tax_year integer DEFAULT NULL, p_status text DEFAULT NULL,
+  p_min_due numeric DEFAULT NULL, p_max_due numeric DEFAULT NULL, p_parcel_id text DEFAULT NULL,
+  p_owner text DEFAULT NULL, p_vendor text DEFAULT NULL, p_certificate_number text DEFAULT NULL
+) RETURNS search.tax_delinquency_filter
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
+DECLARE
+  f search.tax_delinquency_filter;
 BEGIN
-  county_ids := core.county_ids(p_county);
-  IF p_tax_year IS NOT NULL AND p_tax_year NOT BETWEEN 1900 AND 2100 THEN
-    PERFORM core.bad_input('tax_year must be between 1900 and 2100');
-  END IF;
-  tax_year := p_tax_year;
-  IF p_status IS NOT NULL AND length(p_status) NOT BETWEEN 1 AND 40 THEN
-    PERFORM core.bad_input('status must be 1-40 characters');
-  END IF;
-  status := lower(btrim(p_status));
+  f.county_ids := core.county_ids(p_county);
+  IF p_tax_year NOT BETWEEN 1900 AND 2100 THEN PERFORM core.bad_input('tax_year: must be between 1900 and 2100'); END IF;
+  f.tax_year := p_tax_year;
+  IF length(p_status) NOT BETWEEN 1 AND 40 THEN PERFORM core.bad_input('status: must be 1-40 characters'); END IF;
+  f.status := lower(btrim(p_status));
   IF p_min_due = 'NaN' OR p_max_due = 'NaN' OR abs(p_min_due) = 'Infinity' OR abs(p_max_due) = 'Infinity' THEN
-    PERFORM core.bad_input('min_due and max_due must be finite numbers');
+    PERFORM core.bad_input('min_due: min_due and max_due must be finite numbers');
   END IF;
-  IF p_min_due > p_max_due THEN
-    PERFORM core.bad_input('min_due (' || p_min_due || ') must not be greater than max_due (' || p_max_due || ')');
+  IF p_min_due > p_max_due THEN PERFORM core.bad_input('min_due: must not be greater than max_due'); END IF;
+  f.min_due := p_min_due;
+  f.max_due := p_max_due;
+  IF length(p_parcel_id) NOT BETWEEN 1 AND 100 THEN PERFORM core.bad_input('parcel_id: must be 1-100 characters'); END IF;
+  f.parcel_key := core.normalize_parcel_id(p_parcel_id);
+  IF f.parcel_key = '' THEN PERFORM core.bad_input('parcel_id: must contain a letter or a digit'); END IF;
+  IF length(p_owner) NOT BETWEEN 1 AND 200 THEN PERFORM core.bad_input('owner: must be 1-200 characters'); END IF;
+  f.owner := core.normalize_text(p_owner);
+  IF f.owner = '' THEN PERFORM core.bad_input('owner: must contain a letter or a digit'); END IF;
+  IF length(p_vendor) NOT BETWEEN 1 AND 80 THEN PERFORM core.bad_input('vendor: must be 1-80 characters'); END IF;
+  f.vendor := lower(btrim(p_vendor));
+  IF length(p_certificate_number) NOT BETWEEN 1 AND 80 THEN
+    PERFORM core.bad_input('certificate_number: must be 1-80 characters');
   END IF;
-  min_due := p_min_due;
-  max_due := p_max_due;
-  IF p_parcel_id IS NOT NULL THEN
-    IF length(p_parcel_id) NOT BETWEEN 1 AND 100 THEN
-      PERFORM core.bad_input('parcel_id must be 1-100 characters');
-    END IF;
-    parcel_key := core.normalize_parcel_id(p_parcel_id);
-    IF parcel_key = '' THEN
-      PERFORM core.bad_input('parcel_id must contain at least one letter or digit');
-    END IF;
-  END IF;
-  IF p_owner IS NOT NULL THEN
-    IF length(p_owner) NOT BETWEEN 1 AND 200 THEN
-      PERFORM core.bad_input('owner must be 1-200 characters');
-    END IF;
-    owner := core.normalize_text(p_owner);
-    IF owner = '' THEN
-      PERFORM core.bad_input('owner must contain at least one letter or digit');
-    END IF;
-  END IF;
-  IF p_vendor IS NOT NULL AND length(p_vendor) NOT BETWEEN 1 AND 80 THEN
-    PERFORM core.bad_input('vendor must be 1-80 characters');
-  END IF;
-  vendor := lower(btrim(p_vendor));
-  IF p_certificate_number IS NOT NULL AND length(p_certificate_number) NOT BETWEEN 1 AND 80 THEN
-    PERFORM core.bad_input('certificate_number must be 1-80 characters');
-  END IF;
-  certificate_number := btrim(p_certificate_number);
+  f.certificate_number := btrim(p_certificate_number);
+  RETURN f;
 END $$;
-COMMENT ON FUNCTION search.tax_delinquency_filters(text[], integer, text, numeric, numeric, text, text, text, text) IS
-  'Helper of the tax-delinquency search: validates the filters (22023 naming the parameter) and returns them '
-  'normalized: county ids, lower-case status and vendor, parcel_key via core.normalize_parcel_id, owner via '
-  'core.normalize_text.';
+COMMENT ON FUNCTION search.tax_delinquency_filter_of(text[], integer, text, numeric, numeric, text, text, text, text) IS
+  'Checks the filters of delinquency search (22023 naming the parameter) and makes one normalized '
+  'search.tax_delinquency_filter of them: county ids, lower-case status and vendor, parcel_key, normalized owner.';
+
+CREATE FUNCTION search.tax_delinquency_where(f search.tax_delinquency_filter) RETURNS text
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+  w text[] := ARRAY['true'];
+BEGIN
+  -- one county as plain equality, so an index that continues with the sort returns rows already in order
+  IF f.county_ids IS NOT NULL THEN
+    w := w || CASE WHEN cardinality(f.county_ids) = 1 THEN format('d.county_id = %s', f.county_ids[1])
+                   ELSE format('d.county_id = ANY (%L::smallint[])', f.county_ids) END;
+  END IF;
+  IF f.tax_year IS NOT NULL THEN w := w || format('d.tax_year = %s', f.tax_year); END IF;
+  IF f.status = 'unknown' THEN w := w || '(d.status = ''unknown'' OR d.status IS NULL)'::text;
+  ELSIF f.status IS NOT NULL THEN w := w || format('d.status = %L', f.status); END IF;
+  IF f.min_due IS NOT NULL THEN w := w || format('d.total_due >= %L::numeric', f.min_due); END IF;
+  IF f.max_due IS NOT NULL THEN w := w || format('d.total_due <= %L::numeric', f.max_due); END IF;
+  IF f.parcel_key IS NOT NULL THEN w := w || format('d.parcel_key = %L', f.parcel_key); END IF;
+  -- contains, through the trigram index on owner_search (the normalized owner holds no LIKE wildcards)
+  IF f.owner IS NOT NULL THEN w := w || format('d.owner_search LIKE %L', '%' || f.owner || '%'); END IF;
+  IF f.vendor IS NOT NULL THEN w := w || format('lower(d.source_vendor) = %L', f.vendor); END IF;
+  IF f.certificate_number IS NOT NULL THEN w := w || format('d.certificate_number = %L', f.certificate_number); END IF;
+  RETURN array_to_string(w, ' AND ');
+END $$;
+COMMENT ON FUNCTION search.tax_delinquency_where(search.tax_delinquency_filter) IS
+  'The WHERE clause (over core.tax_delinquencies d) of a delinquency filter: only the predicates it uses, values quoted.';
+
+-- The SELECT of one page of DelinquencyHit rows, in order.
+CREATE FUNCTION search.tax_delinquency_page_sql(f search.tax_delinquency_filter, p_sort text, p_limit integer,
+                                                p_offset integer) RETURNS text
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_sort text := coalesce(p_sort, 'due_desc');
+  -- every order ends in the unique id, so pages never overlap or skip rows
+  v_order text := CASE v_sort
+    WHEN 'due_desc'    THEN 'd.total_due DESC NULLS LAST, d.id'
+    WHEN 'due_asc'     THEN 'd.total_due ASC NULLS LAST, d.id'
+    WHEN 'year_newest' THEN 'd.tax_year DESC NULLS LAST, d.id'
+  END;
+  v_where text := search.tax_delinquency_where(f);
+BEGIN
+  IF v_order IS NULL THEN PERFORM core.bad_sort(p_sort, ARRAY['due_desc', 'due_asc', 'year_newest']); END IF;
+  PERFORM core.check_page(p_limit, p_offset);
+  RETURN format($q$
+    SELECT d.id::text AS id, c.slug AS county_slug, d.parcel_id AS county_parcel_id, d.tax_year::integer AS tax_year,
+           d.status, d.delinquent_amount::float8 AS delinquent_amount, d.total_due::float8 AS total_due,
+           d.certificate_number, to_char(d.certificate_sale_date, 'YYYY-MM-DD') AS certificate_sale_date,
+           d.owner_name, d.site_address_full, d.source_vendor, d.face_amount::float8 AS face_amount,
+           d.certificate_holder, d.certificate_interest_rate::float8 AS certificate_interest_rate,
+           d.bid_rate::float8 AS bid_rate
+      FROM %s d
+      JOIN core.counties c ON c.id = d.county_id
+     WHERE %s
+     ORDER BY %s
+     LIMIT %s OFFSET %s $q$,
+    -- Several counties, one tax year, by amount due (the default): each county's first offset + limit rows, read in
+    -- order from its (county, year[, status], amount due) index, then merged. One condition over all the counties
+    -- would walk the amount-due index across the state, filtering out every other county. Without a year, a
+    -- county's index gives no order, and the walk over the state's index is the cheaper plan.
+    CASE WHEN cardinality(f.county_ids) > 1 AND f.tax_year IS NOT NULL AND v_sort = 'due_desc' THEN format(
+      '(SELECT m.* FROM unnest(%L::smallint[]) AS cc(id) CROSS JOIN LATERAL (SELECT d.* FROM core.tax_delinquencies d'
+      ' WHERE %s AND d.county_id = cc.id ORDER BY %s LIMIT %s) m)',
+      f.county_ids, search.tax_delinquency_where(ROW(NULL, f.tax_year, f.status, f.min_due, f.max_due, f.parcel_key,
+        f.owner, f.vendor, f.certificate_number)::search.tax_delinquency_filter), v_order, p_limit + p_offset)
+    ELSE 'core.tax_delinquencies' END,
+    v_where, v_order, p_limit, p_offset);
+END $$;
+COMMENT ON FUNCTION search.tax_delinquency_page_sql(search.tax_delinquency_filter, text, integer, integer) IS
+  'The query of one page of DelinquencyHit rows for a filter, sort (due_desc, due_asc, year_newest), limit and offset.';
+
+CREATE FUNCTION search.tax_delinquency_count(f search.tax_delinquency_filter) RETURNS integer
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_total integer;
+BEGIN
+  IF num_nonnulls(f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor, f.certificate_number) = 0 THEN
+    -- only county / year / status: the exact figure is in the trigger-maintained counts, no table scan
+    SELECT coalesce(sum(s.records), 0)::integer INTO v_total
+      FROM core.tax_delinquency_status_counts s
+     WHERE (f.county_ids IS NULL OR s.county_id = ANY (f.county_ids))
+       AND (f.tax_year IS NULL OR s.tax_year = f.tax_year)
+       AND (f.status IS NULL OR s.status = f.status);
+    RETURN v_total;
+  END IF;
+  EXECUTE 'SELECT count(*)::integer FROM core.tax_delinquencies d WHERE ' || search.tax_delinquency_where(f) INTO v_total;
+  RETURN v_total;
+END $$;
+COMMENT ON FUNCTION search.tax_delinquency_count(search.tax_delinquency_filter) IS
+  'The exact number of records a delinquency filter matches: from core.tax_delinquency_status_counts when only '
+  'county, year and status are given, else by counting rows.';
 
 -- Validates the sources filters (22023 naming the parameter) and returns the county ids.
 CREATE FUNCTION search.tax_delinquency_source_filters(p_county text, p_vendor text, p_source_kind text)
@@ -88,10 +153,10 @@ RETURNS smallint[]
 AS $$
 BEGIN
   IF p_vendor IS NOT NULL AND length(p_vendor) NOT BETWEEN 1 AND 80 THEN
-    PERFORM core.bad_input('vendor must be 1-80 characters');
+    PERFORM core.bad_input('vendor: must be 1-80 characters');
   END IF;
   IF p_source_kind IS NOT NULL AND length(p_source_kind) NOT BETWEEN 1 AND 40 THEN
-    PERFORM core.bad_input('source_kind must be 1-40 characters');
+    PERFORM core.bad_input('source_kind: must be 1-40 characters');
   END IF;
   RETURN core.county_ids(CASE WHEN p_county IS NULL THEN NULL ELSE ARRAY[p_county] END);
 END $$;

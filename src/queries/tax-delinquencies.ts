@@ -1,4 +1,5 @@
-// Tax delinquencies: the only TypeScript that calls the api.*tax_delinquenc* functions.
+// Tax delinquencies: the only TypeScript that calls the api.*tax_delinquenc* functions. Each list is one call that
+// returns its page and its exact total (api.*_hits), as parcel search does.
 import type { Sql } from '../plugins/db.ts';
 import { pageOf, splitList, type Paged } from '../schemas/common.ts';
 import {
@@ -12,54 +13,29 @@ import {
 
 const nul = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
-/** One page of search hits and the exact total, both from the same filters. */
+/** One page of search hits and the exact total, both from the same filter, in one call. */
 export async function searchTaxDelinquencies(sql: Sql, q: SearchQuery): Promise<Paged<DelinquencyHit>> {
-  const county = nul(splitList(q.county));
-  const f = {
-    county: county as string[] | null,
-    taxYear: nul(q.tax_year),
-    status: nul(q.status),
-    minDue: nul(q.min_due),
-    maxDue: nul(q.max_due),
-    parcelId: nul(q.parcel_id),
-    owner: nul(q.owner),
-    vendor: nul(q.vendor),
-    certificateNumber: nul(q.certificate_number),
-  };
-  const [[row], data] = await Promise.all([
-    sql<{ total: number }[]>`
-      SELECT api.count_tax_delinquencies_matching(
-        p_county => ${f.county}::text[], p_tax_year => ${f.taxYear}::int, p_status => ${f.status}::text,
-        p_min_due => ${f.minDue}::numeric, p_max_due => ${f.maxDue}::numeric, p_parcel_id => ${f.parcelId}::text,
-        p_owner => ${f.owner}::text, p_vendor => ${f.vendor}::text,
-        p_certificate_number => ${f.certificateNumber}::text) AS total`,
-    sql<DelinquencyHit[]>`
-      SELECT * FROM api.search_tax_delinquencies(
-        p_county => ${f.county}::text[], p_tax_year => ${f.taxYear}::int, p_status => ${f.status}::text,
-        p_min_due => ${f.minDue}::numeric, p_max_due => ${f.maxDue}::numeric, p_parcel_id => ${f.parcelId}::text,
-        p_owner => ${f.owner}::text, p_vendor => ${f.vendor}::text,
-        p_certificate_number => ${f.certificateNumber}::text, p_sort => ${nul(q.sort)}::text,
-        p_limit => ${q.limit}::int, p_offset => ${q.offset}::int)`,
-  ]);
-  return { data, pagination: pageOf(q.limit, q.offset, row!.total) };
+  const [page] = await sql<{ total: number; hits: DelinquencyHit[] }[]>`
+    SELECT total, hits FROM api.tax_delinquency_search_hits(
+      p_county => ${nul(splitList(q.county)) as string[] | null}::text[], p_tax_year => ${nul(q.tax_year)}::int,
+      p_status => ${nul(q.status)}::text, p_min_due => ${nul(q.min_due)}::numeric, p_max_due => ${nul(q.max_due)}::numeric,
+      p_parcel_id => ${nul(q.parcel_id)}::text, p_owner => ${nul(q.owner)}::text, p_vendor => ${nul(q.vendor)}::text,
+      p_certificate_number => ${nul(q.certificate_number)}::text, p_sort => ${nul(q.sort)}::text,
+      p_limit => ${q.limit}::int, p_offset => ${q.offset}::int)`;
+  return { data: page!.hits, pagination: pageOf(q.limit, q.offset, page!.total) };
 }
 
+/** A parcel's records, newest tax year first: the search's page and total with the parcel as its filter. */
 export async function getTaxDelinquenciesByParcel(
   sql: Sql,
   q: { parcel_id: string; county?: string; limit: number; offset: number },
 ): Promise<Paged<DelinquencyHit>> {
-  const county = nul(q.county);
-  const [[row], data] = await Promise.all([
-    sql<{ total: number }[]>`
-      SELECT api.count_tax_delinquencies_matching(
-        p_county => CASE WHEN ${county}::text IS NULL THEN NULL ELSE ARRAY[${county}::text] END,
-        p_parcel_id => ${q.parcel_id}::text) AS total`,
-    sql<DelinquencyHit[]>`
-      SELECT * FROM api.get_tax_delinquencies_by_parcel(
-        p_parcel_id => ${q.parcel_id}::text, p_county => ${county}::text,
-        p_limit => ${q.limit}::int, p_offset => ${q.offset}::int)`,
-  ]);
-  return { data, pagination: pageOf(q.limit, q.offset, row!.total) };
+  const county = q.county === undefined ? null : [q.county];
+  const [page] = await sql<{ total: number; hits: DelinquencyHit[] }[]>`
+    SELECT total, hits FROM api.tax_delinquency_search_hits(
+      p_county => ${county}::text[], p_parcel_id => ${q.parcel_id}::text, p_sort => 'year_newest',
+      p_limit => ${q.limit}::int, p_offset => ${q.offset}::int)`;
+  return { data: page!.hits, pagination: pageOf(q.limit, q.offset, page!.total) };
 }
 
 /** The counts object of 2.8: the applied scope echoed (slug in lower case, null when absent) and the counts. */
@@ -74,23 +50,11 @@ export async function listTaxDelinquencySources(
   sql: Sql,
   q: { county?: string; vendor?: string; source_kind?: string; active?: boolean; limit: number; offset: number },
 ): Promise<Paged<TaxDelinquencySource>> {
-  const f = {
-    county: nul(q.county),
-    vendor: nul(q.vendor),
-    kind: nul(q.source_kind),
-    active: nul(q.active),
-  };
-  const [[row], data] = await Promise.all([
-    sql<{ total: number }[]>`
-      SELECT api.count_tax_delinquency_sources(
-        p_county => ${f.county}::text, p_vendor => ${f.vendor}::text, p_source_kind => ${f.kind}::text,
-        p_active => ${f.active}::boolean) AS total`,
-    sql<TaxDelinquencySource[]>`
-      SELECT * FROM api.list_tax_delinquency_sources(
-        p_county => ${f.county}::text, p_vendor => ${f.vendor}::text, p_source_kind => ${f.kind}::text,
-        p_active => ${f.active}::boolean, p_limit => ${q.limit}::int, p_offset => ${q.offset}::int)`,
-  ]);
-  return { data, pagination: pageOf(q.limit, q.offset, row!.total) };
+  const [page] = await sql<{ total: number; hits: TaxDelinquencySource[] }[]>`
+    SELECT total, hits FROM api.tax_delinquency_source_hits(
+      p_county => ${nul(q.county)}::text, p_vendor => ${nul(q.vendor)}::text, p_source_kind => ${nul(q.source_kind)}::text,
+      p_active => ${nul(q.active)}::boolean, p_limit => ${q.limit}::int, p_offset => ${q.offset}::int)`;
+  return { data: page!.hits, pagination: pageOf(q.limit, q.offset, page!.total) };
 }
 
 /** Every source row of one county; undefined when no county has that slug (the route answers 404). */

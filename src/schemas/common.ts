@@ -49,7 +49,9 @@ export const commonErrors = {
   500: ErrorEnvelope,
 };
 
-export const Limit = (max = 500, dflt = 25) =>
+/** The largest page of every list (SQL states the same bound: core.page_limit_max()). */
+export const PAGE_LIMIT_MAX = 500;
+export const Limit = (max = PAGE_LIMIT_MAX, dflt = 25) =>
   Type.Integer({ minimum: 1, maximum: max, default: dflt, description: `Page size, 1-${max} (default ${dflt}).` });
 export const Offset = Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'Rows to skip.' });
 export const CountySlug = Type.String({

@@ -79,6 +79,9 @@ export const FacetCounts = Type.Record(
 );
 export type FacetCounts = Static<typeof FacetCounts>;
 
+/** The largest near radius in metres (SQL states the same bound: search.near_radius_max_m()). */
+export const NEAR_RADIUS_MAX_M = 50000;
+
 export const ParcelSearchQuery = Type.Object({
   query: Type.Optional(TextParam(200, 'Owner name or site address, case-insensitive and typo-tolerant.')),
   county: Type.Optional(CountyList),
@@ -114,9 +117,9 @@ export const ParcelSearchQuery = Type.Object({
   radius_m: Type.Optional(
     Type.Number({
       exclusiveMinimum: 0,
-      maximum: 50000,
+      maximum: NEAR_RADIUS_MAX_M,
       finite: true,
-      description: 'Radius around near in metres, at most 50000.',
+      description: `Radius around near in metres, at most ${NEAR_RADIUS_MAX_M}.`,
     }),
   ),
   bbox: Type.Optional(

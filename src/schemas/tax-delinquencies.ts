@@ -1,6 +1,6 @@
 // DelinquencyHit, TaxDelinquencySource, freshness and counts and their parameters.
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, CountyList, CountySlug, Limit, Offset, StringEnum, TextParam } from './common.ts';
+import { Amount, CountyList, CountySlug, Limit, Offset, PAGE_LIMIT_MAX, StringEnum, TextParam } from './common.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Number>>(
   schema: T,
@@ -108,7 +108,7 @@ export const CountsQuery = Type.Object({
   tax_year: Type.Optional(TaxYear),
 });
 
-export const SOURCES_MAX_LIMIT = 500;
+export const SOURCES_MAX_LIMIT = PAGE_LIMIT_MAX;
 export const SourcesQuery = Type.Object({
   county: Type.Optional(CountySlug),
   vendor: Type.Optional(TextParam(80, 'Vendor name, case-insensitive contains.')),

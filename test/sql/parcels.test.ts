@@ -651,10 +651,10 @@ t.test(
           const [page] = await db.sql<{ ids: string[]; total: number; n: number; without: number | null }[]>`
             SELECT s.ids, s.total,
                    api.count_parcels(p_query => ${query}, p_county => ${county}, p_just_value_min => ${filter}) AS n,
-                   (search.parcel_search_page(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
-                                           p_just_value_min => ${filter}, p_with_total => false)).total AS without
-              FROM search.parcel_search_page(p_query => ${query}, p_county => ${county}, p_offset => ${offset},
-                                          p_just_value_min => ${filter}) s`;
+                   (search.parcel_search_page(search.parcel_filter_of(p_query => ${query}, p_county => ${county},
+                      p_just_value_min => ${filter}), p_offset => ${offset}, p_with_total => false)).total AS without
+              FROM search.parcel_search_page(search.parcel_filter_of(p_query => ${query}, p_county => ${county},
+                      p_just_value_min => ${filter}), p_offset => ${offset}) s`;
           const path = filter === null ? 'postings' : 'GIN';
           t.same(page?.ids.map(Number), both?.gin, `${query} at ${offset} (${path}): parcel_search_page's page`);
           t.equal(page?.total, page?.n, `${query} at ${offset} (${path}): its total is count_parcels'`);
@@ -696,8 +696,8 @@ t.test('the exact-text tier reads only as far as the page, statewide and in a co
   ] as const) {
     for (const offset of [0, 25, 50]) {
       const [page] = await db.sql<{ ids: string[]; total: number }[]>`
-        SELECT ids, total FROM search.parcel_search_page(p_query => 'yolanda quibble', p_county => ${county as never},
-                                                      p_limit => 25, p_offset => ${offset})`;
+        SELECT ids, total FROM search.parcel_search_page(
+          search.parcel_filter_of(p_query => 'yolanda quibble', p_county => ${county as never}), p_limit => 25, p_offset => ${offset})`;
       const where = `${county ? 'in the county' : 'statewide'} at ${offset}`;
       t.same(
         page?.ids.map(Number),
@@ -745,7 +745,7 @@ t.test(
         [5, expected.length + 3],
       ] as const) {
         const [page] = await sql.unsafe<{ ids: string[]; total: number }[]>(
-          `SELECT ids, total FROM search.parcel_search_page(${place.args}, p_limit => ${limit}, p_offset => ${offset})`,
+          `SELECT ids, total FROM search.parcel_search_page(search.parcel_filter_of(${place.args}), p_limit => ${limit}, p_offset => ${offset})`,
         );
         t.same(
           page?.ids.map(Number),
@@ -757,7 +757,7 @@ t.test(
       const [count] = await sql.unsafe<{ n: number }[]>(`SELECT api.count_parcels(${place.args}) AS n`);
       t.equal(count?.n, expected.length, `${place.name}: count_parcels agrees`);
       const [noTotal] = await sql.unsafe<{ ids: string[]; total: number | null }[]>(
-        `SELECT ids, total FROM search.parcel_search_page(${place.args}, p_with_total => false)`,
+        `SELECT ids, total FROM search.parcel_search_page(search.parcel_filter_of(${place.args}), p_with_total => false)`,
       );
       t.equal(noTotal?.total, null, `${place.name}: no total unless asked`);
     }
@@ -786,12 +786,12 @@ t.test(
       ] as const) {
         const name = `${radius} m, ${limit} at ${offset}`;
         const [page] = await sql.unsafe<{ ids: string[]; total: number }[]>(
-          `SELECT ids, total FROM search.parcel_search_page(${args}, p_limit => ${limit}, p_offset => ${offset})`,
+          `SELECT ids, total FROM search.parcel_search_page(search.parcel_filter_of(${args}), p_limit => ${limit}, p_offset => ${offset})`,
         );
         t.same(page?.ids.map(Number), expected.slice(offset, offset + limit), `${name}: page`);
         t.equal(page?.total, expected.length, `${name}: total`);
         const [noTotal] = await sql.unsafe<{ ids: string[] }[]>(
-          `SELECT ids FROM search.parcel_search_page(${args}, p_limit => ${limit}, p_offset => ${offset}, p_with_total => false)`,
+          `SELECT ids FROM search.parcel_search_page(search.parcel_filter_of(${args}), p_limit => ${limit}, p_offset => ${offset}, p_with_total => false)`,
         );
         t.same(noTotal?.ids.map(Number), expected.slice(offset, offset + limit), `${name}: the page without a total`);
       }

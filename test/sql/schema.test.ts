@@ -7,6 +7,8 @@ import postgres from 'postgres';
 import { runner } from 'node-pg-migrate';
 import { applySql } from '../../scripts/db-setup.ts';
 import { ownerDatabaseUrl, withDatabase } from '../../src/db-url.ts';
+import { PAGE_LIMIT_MAX } from '../../src/schemas/common.ts';
+import { NEAR_RADIUS_MAX_M } from '../../src/schemas/parcels.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 const MIGRATIONS = join(new URL('../..', import.meta.url).pathname, 'migrations');
@@ -75,10 +77,14 @@ t.test('the api schema is the interface: its functions are the entry points, the
       'list_tax_delinquency_sources',
       'list_tax_delinquency_sources_by_county',
       'parcel_query_words',
+      'parcel_sale_hits',
       'parcel_search_hits',
+      'sale_search_hits',
       'search_parcels',
       'search_sales',
       'search_tax_delinquencies',
+      'tax_delinquency_search_hits',
+      'tax_delinquency_source_hits',
     ],
     '\\df api.* lists the reads the API and psql users call, nothing else',
   );
@@ -112,6 +118,29 @@ t.test('every api function and view has a COMMENT ON, and the API role cannot wr
   ]) {
     await t.rejects(write, /permission denied/);
   }
+  // the helpers run only inside an entry point, as api_definer
+  const [hits] = await api<
+    { total: number }[]
+  >`SELECT total FROM api.parcel_search_hits(p_query => 'smith', p_limit => 1)`;
+  t.ok(hits!.total > 0, 'an entry point runs its helpers');
+  await t.rejects(
+    api`SELECT search.parcel_where(search.parcel_filter_of(p_query => 'smith'), NULL)`,
+    /permission denied/,
+  );
+  await t.rejects(api`SELECT search.ranked_in_full()`, /permission denied/);
+  const [owners] = await db.sql<{ wrong: string[] }[]>`
+    SELECT coalesce(array_agg(p.proname), '{}') AS wrong FROM pg_proc p
+     WHERE p.pronamespace = 'api'::regnamespace AND NOT (p.prosecdef AND p.proconfig::text LIKE '%search_path=%')`;
+  t.same(owners!.wrong, [], 'every entry point runs as its definer with a fixed search_path');
+});
+
+t.test('a bound stated by both the HTTP schema and SQL is the same number', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(db.drop);
+  const [bounds] = await db.sql<{ limit: number; radius: number }[]>`
+    SELECT core.page_limit_max() AS limit, search.near_radius_max_m() AS radius`;
+  t.equal(bounds!.limit, PAGE_LIMIT_MAX, 'page size');
+  t.equal(bounds!.radius, NEAR_RADIUS_MAX_M, 'near radius');
 });
 
 // PostgreSQL 15 plans a LANGUAGE sql function's body again at every call unless the planner inlines it (a body with

@@ -1847,7 +1847,7 @@ Object {
   "body": Object {
     "error": Object {
       "code": "bad_request",
-      "message": "min_due (10) must not be greater than max_due (5)",
+      "message": "min_due: must not be greater than max_due",
       "request_id": "req_SNAPSHOT",
     },
   },
