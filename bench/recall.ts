@@ -29,15 +29,21 @@ matches AS (
   SELECT words.i, t.term,
          CASE WHEN t.term = words.w THEN 1.0
               WHEN t.term LIKE words.w || '%' AND words.w = (SELECT w FROM last)
-                   AND (length(words.w) > 20 OR levenshtein(words.w, t.term) > CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END)
+                   AND (length(words.w) > 20 OR d.edits > CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END)
                 THEN length(words.w)::float8 / length(t.term)
-              ELSE greatest(1 - levenshtein(words.w, t.term)::float8 / greatest(length(words.w), length(t.term)),
+              ELSE greatest(1 - d.edits::float8 / greatest(length(words.w), length(t.term)),
                             CASE WHEN t.term LIKE words.w || '%' AND words.w = (SELECT w FROM last)
                                  THEN length(words.w)::float8 / length(t.term) ELSE 0 END) END AS q
-    FROM words JOIN core.parcel_terms t
-      ON t.term = words.w
+    FROM words CROSS JOIN core.parcel_terms t
+    -- edits with a swap of neighbouring letters counted as one (optimal string alignment, one swap per word)
+    CROSS JOIN LATERAL (SELECT levenshtein(words.w, t.term) AS lev) l
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN l.lev BETWEEN 2 AND 3
+                  THEN least(l.lev, 1 + (SELECT min(levenshtein(s, t.term)) FROM unnest(search.adjacent_swaps(words.w)) AS s))
+                  ELSE l.lev END AS edits) d
+   WHERE t.term = words.w
       OR (length(words.w) >= 3 AND words.w !~ '^[0-9]+$' AND t.term NOT IN (SELECT w FROM words)
-          AND ((length(words.w) <= 20 AND levenshtein(words.w, t.term) <= CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END)
+          AND ((length(words.w) <= 20 AND d.edits <= CASE WHEN length(words.w) <= 5 THEN 1 ELSE 2 END)
                OR (words.w = (SELECT w FROM last) AND t.term LIKE words.w || '%')))
 ), per_word AS (
   SELECT i, array_agg(term) AS terms, array_agg(q) AS qs FROM matches GROUP BY i

@@ -14,6 +14,9 @@ DECLARE
   v_edits integer := CASE WHEN length(p_word) >= 6 THEN 2 ELSE 1 END;
   v_terms text[];
   v_qualities float8[];
+  -- the word with two neighbouring letters swapped, each way it can be: a term one of these is within e - 1 edits of
+  -- is within e edits of the word when a transposition counts as one (optimal string alignment)
+  v_swaps text[] := search.adjacent_swaps(p_word);
 BEGIN
   SELECT t.parcels INTO v_df FROM core.parcel_terms t WHERE t.term = p_word;
   -- typos: for every word of a longer query, and for a lone word that is rare or unknown (a lone common word is
@@ -36,13 +39,21 @@ BEGIN
             -- one edit away; for words of 6+ letters with fewer than search.typo_terms() of those, every term two
             -- edits away too. Wide (p_wide): the search.wide_typo_terms() closest terms within the word's edits.
             -- Candidates come from the deletion index (core.parcel_term_deletes: terms sharing a deletion of the
-            -- word), checked with levenshtein.
+            -- word; a transposition deletes one of the swapped letters on each side), checked by search.typo_edits.
             (WITH near AS MATERIALIZED (
                SELECT x.term, x.edits
-                 FROM (SELECT d.term, levenshtein_less_equal(p_word, d.term, v_edits) AS edits
-                         FROM core.parcel_term_deletes d
-                        WHERE v_fuzzy AND d.deletes && core.term_deletes(p_word, v_edits)
-                          AND abs(length(d.term) - length(p_word)) <= v_edits) x
+                 FROM (SELECT l.term,
+                              -- a swap saves an edit only where plain edits are 2 (the term is a swap of the
+                              -- word) or e + 1 (a swap and e - 1 other edits)
+                              CASE WHEN l.lev = 2 THEN CASE WHEN l.term = ANY (v_swaps) THEN 1 ELSE 2 END
+                                   WHEN l.lev = v_edits + 1 AND v_edits > 1 AND abs(length(l.term) - length(p_word)) < v_edits
+                                   THEN least(l.lev, 1 + (SELECT min(levenshtein_less_equal(w, l.term, v_edits - 1))
+                                                            FROM unnest(v_swaps) AS w))
+                                   ELSE l.lev END AS edits
+                         FROM (SELECT d.term, levenshtein_less_equal(p_word, d.term, v_edits + 1) AS lev
+                                 FROM core.parcel_term_deletes d
+                                WHERE v_fuzzy AND d.deletes && core.term_deletes(p_word, v_edits)
+                                  AND abs(length(d.term) - length(p_word)) <= v_edits) l) x
                 -- a word of the query stands only for itself: were MARIA a typo of GARCIA, GARCIA MARIA would
                 -- find every MARIA
                 WHERE x.edits <= v_edits AND x.term <> ALL (p_words))
@@ -77,6 +88,25 @@ COMMENT ON FUNCTION search.parcel_word_terms(text, text[], boolean) IS
   'capped (p_wide false) or wide, the number of parcels its terms are held by, summed, and whether the caps cut '
   'typos within its edits (if not, the wide reading is the same). '
   'Example: SELECT * FROM search.parcel_word_terms(''DAIRILEY'', ''{MARGARET,DAIRILEY}'', true);';
+
+-- Edits count as in Lucene's fuzzy queries: an insertion, a deletion, a substitution, or a swap of two neighbouring
+-- letters (SIMTH -> SMITH, OKA -> OAK) each count one (optimal string alignment, with one swap per word). A term
+-- within e - 1 edits of one of the word's swaps is within e edits of the word.
+CREATE FUNCTION search.adjacent_swaps(p_word text) RETURNS text[]
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
+AS $$
+DECLARE
+  v_out text[] := '{}';
+BEGIN
+  FOR i IN 1 .. length(p_word) - 1 LOOP
+    IF substr(p_word, i, 1) <> substr(p_word, i + 1, 1) THEN
+      v_out := v_out || (left(p_word, i - 1) || substr(p_word, i + 1, 1) || substr(p_word, i, 1) || substr(p_word, i + 2));
+    END IF;
+  END LOOP;
+  RETURN v_out;
+END $$;
+COMMENT ON FUNCTION search.adjacent_swaps(text) IS
+  'Every string made by swapping two different neighbouring letters of p_word. Example: search.adjacent_swaps(''OKA'') = {KOA,OAK}.';
 
 -- The query's reading for search, count and facets: the one given by a caller that read it once, else read here.
 CREATE FUNCTION search.parcel_words_of(p_query text, p_words api.query_word[]) RETURNS api.query_word[]

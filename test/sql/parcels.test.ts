@@ -826,3 +826,36 @@ t.test(
     }
   },
 );
+
+t.test('a swap of neighbouring letters is one edit, on both search paths, in any word', async (t) => {
+  const [swaps] = await sql<{ s: string[] }[]>`SELECT search.adjacent_swaps('OKA') AS s`;
+  t.same(swaps!.s, ['KOA', 'OAK'], 'the swaps of a word');
+  for (const [query, expected, why] of [
+    ['simth', 'SMITH', 'a 5-letter word (one edit allowed) with two letters swapped'],
+    ['123 oka dr', 'OAK', 'a 3-letter word of an address'],
+    ['johnsno', 'JOHNSON', 'a 7-letter word: one edit, not two'],
+    ['simth john', 'SMITH', 'the first word'],
+    ['john simth', 'SMITH', 'the last word'],
+  ] as const) {
+    const words = await sql<{ word: string; terms: string[]; qualities: number[] }[]>`
+      SELECT word, terms, qualities FROM unnest(api.parcel_query_words(${query}))`;
+    const word = words.find((w) => w.terms.includes(expected));
+    t.ok(word, `${query}: reads ${expected} (${why})`);
+    const q = word!.qualities[word!.terms.indexOf(expected)]!;
+    t.equal(q, 1 - 1 / Math.max(word!.word.length, expected.length), `${query}: ${expected} counts one edit`);
+    // postings (no other filter) and GIN (a filter that keeps every parcel) give the same rows and total
+    const [postings] = await sql<{ total: number; hits: { id: number }[] }[]>`
+      SELECT total, hits FROM api.parcel_search_hits(p_query => ${query}, p_limit => 50)`;
+    const [gin] = await sql<{ total: number; hits: { id: number }[] }[]>`
+      SELECT total, hits FROM api.parcel_search_hits(p_query => ${query}, p_just_value_min => -1, p_limit => 50)`;
+    t.ok(postings!.total > 0, `${query}: matches`);
+    t.equal(gin!.total, postings!.total, `${query}: the same total on both paths`);
+    t.same(
+      gin!.hits.map((h) => h.id),
+      postings!.hits.map((h) => h.id),
+      `${query}: the same rows on both paths`,
+    );
+  }
+  const [far] = await sql<{ terms: string[] }[]>`SELECT terms FROM unnest(api.parcel_query_words('mitsh')) LIMIT 1`;
+  t.notOk(far?.terms.includes('SMITH'), 'a swap and another edit are two edits: too many for a 5-letter word');
+});
