@@ -40,9 +40,7 @@ CREATE FUNCTION api.parcel_query_words(p_query text) RETURNS api.query_word[]
   SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
-  v_words text[] := ARRAY(
-    SELECT w FROM unnest(string_to_array(core.normalize_text(p_query), ' ')) WITH ORDINALITY AS u(w, i)
-     WHERE w <> '' GROUP BY w ORDER BY min(i) LIMIT search.query_words_max());
+  v_words text[] := search.query_words(p_query);
   v_word text;
   v_word_terms record;
   v_held bigint[] := '{}';
@@ -77,7 +75,8 @@ BEGIN
   RETURN v_out;
 END $$;
 COMMENT ON FUNCTION api.parcel_query_words(text) IS
-  'How parcel search reads a query: its distinct normalized words (at most 12), each with the vocabulary terms it '
+  'How parcel search reads a query: its words (search.query_words: normalized, name particles joined, optional words '
+  'such as LLC left out; at most 12), each with the vocabulary terms it '
   'matches (core.parcel_terms): the word itself; unless it is a number or a lone word held by 1,000 parcels or more, '
   'for words of 3 to 20 characters, up to 16 terms within 1 edit (2 for words of 6+ letters with fewer than 16 terms '
   '1 edit away), or up to 64 while they are held by at most 5,000 parcels together, found through the deletion index '

@@ -1,6 +1,43 @@
 -- Parcel search, the query's words: each word's vocabulary terms (itself, its typos, the last word's completions)
 -- with their qualities, the relevance score, and what the vocabulary alone says about a total.
 
+-- A query's words, read as the parcels' terms are written (core.search_word_rules): normalized; a run of name
+-- particles joined to the word after it when the vocabulary holds the joined form (MC DONALD -> MCDONALD, which
+-- every MC DONALD and MCDONALD parcel holds), else kept apart (JOHN O SMITH keeps O and SMITH); optional words (LLC,
+-- TR, AND, ...) left out unless nothing else is left; each word once, in order.
+CREATE FUNCTION search.query_words(p_query text) RETURNS text[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_words text[] := array_remove(string_to_array(core.normalize_text(p_query), ' '), '');
+  v_out text[] := '{}';
+  v_run text[] := '{}';
+  v_word text;
+BEGIN
+  FOREACH v_word IN ARRAY v_words LOOP
+    IF v_word = ANY (core.search_particles()) THEN
+      v_run := v_run || v_word;
+      CONTINUE;
+    END IF;
+    IF cardinality(v_run) > 0 AND v_word !~ '^[0-9]'
+       AND EXISTS (SELECT 1 FROM core.parcel_terms t WHERE t.term = array_to_string(v_run, '') || v_word) THEN
+      v_out := v_out || (array_to_string(v_run, '') || v_word);
+    ELSE
+      v_out := v_out || v_run || v_word;
+    END IF;
+    v_run := '{}';
+  END LOOP;
+  v_out := v_out || v_run;
+  IF EXISTS (SELECT 1 FROM unnest(v_out) AS w WHERE w <> ALL (core.search_optional_words())) THEN
+    v_out := ARRAY(SELECT w FROM unnest(v_out) AS w WHERE w <> ALL (core.search_optional_words()));
+  END IF;
+  RETURN ARRAY(SELECT w FROM unnest(v_out) WITH ORDINALITY AS u(w, i) GROUP BY w ORDER BY min(i)
+                LIMIT search.query_words_max());
+END $$;
+COMMENT ON FUNCTION search.query_words(text) IS
+  'The words parcel search reads in a query, in order. Example: search.query_words(''John Mc Donald Trust'') = '
+  '{JOHN,MCDONALD} when some parcel holds MCDONALD.';
+
 -- One word's reading: the word itself, its typos and (for the last word) its completions, each with its quality.
 CREATE FUNCTION search.parcel_word_terms(p_word text, p_words text[], p_wide boolean,
                                       OUT reading api.query_word, OUT held bigint, OUT cut boolean)

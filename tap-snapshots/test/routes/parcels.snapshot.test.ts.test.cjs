@@ -2297,7 +2297,7 @@ Object {
       "has_more": true,
       "limit": 5,
       "offset": 0,
-      "total": 65,
+      "total": 216,
     },
   },
   "status": 200,
