@@ -46,6 +46,7 @@ const TARGETS: Record<string, [keyof DriveResult, number][]> = {
     ['p99', 150],
   ],
   'search in county': [['p95', 30]],
+  autocomplete: [['p95', 15]],
   point: [['p95', 5]],
   'near 500 m': [['p95', 20]],
   'bbox 1 km2': [['p95', 20]],

@@ -94,6 +94,13 @@ export async function buildWorkloads(sql: postgres.Sql, seed = 42): Promise<Work
     'search in county': queryList.map(
       (x) => `/v1/parcels/search?query=${q(x)}&county=${countyOf.get(x) ?? loaded[0] ?? 'miami-dade'}`,
     ),
+    // what a search box sends as a user types: each query cut inside or after its second word
+    autocomplete: queryList.map((x) => {
+      const words = x.split(/\s+/);
+      const typed =
+        words.length > 1 ? `${words[0]} ${words[1]!.slice(0, Math.max(2, words[1]!.length - 2))}` : x.slice(0, 4);
+      return `/v1/parcels/autocomplete?q=${q(typed)}`;
+    }),
     point: withPlace.map((s) => `/v1/parcels/search?point=${s.lng},${s.lat}`),
     'near 500 m': withPlace.map((s) => `/v1/parcels/search?near=${s.lat},${s.lng}&radius_m=500`),
     'bbox 1 km2': withPlace.map((s) => `/v1/parcels/search?bbox=${box(s)}`),

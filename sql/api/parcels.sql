@@ -217,3 +217,41 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION api.get_parcel_by_parcel_id(text, text) IS
   'GET /v1/parcels/by-parcel-id: a parcel by county slug and county-assigned parcel id, punctuation-insensitive (01-3132-035-0010 = 0131320350010; letters and leading zeros kept). Unknown county: 22023.';
+
+CREATE FUNCTION api.autocomplete_parcels(p_query text, p_county text[] DEFAULT NULL, p_limit integer DEFAULT 10)
+RETURNS TABLE (id integer, label text, owner_name text, site_address_full text, site_city text, county text)
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_words api.query_word[];
+  v_ids integer[];
+BEGIN
+  IF p_query IS NULL THEN PERFORM core.bad_input('q: is required'); END IF;
+  PERFORM search.parcel_filter_of(p_query => p_query, p_county => p_county);  -- the query's and counties' checks
+  IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND search.autocomplete_limit_max() THEN
+    PERFORM core.bad_input(format('limit: must be between 1 and %s', search.autocomplete_limit_max()));
+  END IF;
+  v_words := search.autocomplete_reading(p_query);
+  -- candidates: a few pages' worth, best completion of the last word first
+  v_ids := search.autocomplete_candidates(v_words, search.parcel_postings_counties(p_county), 3 * p_limit);
+  RETURN QUERY
+  SELECT r.id::int,
+         CASE WHEN r.by_address THEN concat_ws(', ', r.site_address_full, r.site_city) ELSE r.owner_name END,
+         r.owner_name, r.site_address_full, r.site_city, r.slug
+    FROM (SELECT p.id, p.owner_name, p.site_address_full, p.site_city, c.slug, s.address_score, s.owner_score,
+                 s.address_score >= s.owner_score AND p.site_address_full IS NOT NULL AS by_address, u.ord
+            FROM unnest(v_ids) WITH ORDINALITY AS u(id, ord)
+            JOIN core.parcels p ON p.id = u.id
+            JOIN core.counties c ON c.id = p.county_id
+           CROSS JOIN LATERAL search.autocomplete_scores(v_words, p.owner_search, p.address_search) s) r
+   -- the best completion first: the side (address or owner) the words match best, whole words before prefixes
+   -- (a completion's quality is the share it covers); on a tie an address before an owner name
+   ORDER BY greatest(r.address_score, r.owner_score) DESC, r.by_address DESC, r.ord
+   LIMIT p_limit;
+END $$;
+COMMENT ON FUNCTION api.autocomplete_parcels(text, text[], integer) IS
+  'GET /v1/parcels/autocomplete: suggestions for a search box as the user types. Every word but the last is read as '
+  'parcel search reads it (typos included), the last as a prefix (search.autocomplete_reading); p_county: slugs; '
+  'p_limit 1-20. Suggestions come best first: the side (address or owner name) the words match best, whole words '
+  'before completions, an address before an owner name on a tie; label is the address with its city when the '
+  'address matches at least as well, else the owner name. Example: SELECT * FROM api.autocomplete_parcels(''123 oak'');';

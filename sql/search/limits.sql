@@ -37,3 +37,9 @@ COMMENT ON FUNCTION search.near_radius_max_m() IS 'The largest near radius in me
 
 CREATE FUNCTION search.facet_values_max() RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN 100;
 COMMENT ON FUNCTION search.facet_values_max() IS 'Values a facet lists at most (the most frequent).';
+
+CREATE FUNCTION search.autocomplete_completions() RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN 50;
+COMMENT ON FUNCTION search.autocomplete_completions() IS 'Completions autocomplete reads for the last word of a query.';
+
+CREATE FUNCTION search.autocomplete_limit_max() RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN 20;
+COMMENT ON FUNCTION search.autocomplete_limit_max() IS 'The most suggestions autocomplete gives (the HTTP schema states the same bound).';

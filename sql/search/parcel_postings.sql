@@ -237,3 +237,40 @@ COMMENT ON FUNCTION search.parcel_page_by_postings(api.query_word[], smallint[],
   'Helper of parcel_search_page: the ids of one page of a relevance search whose only other filter is counties '
   '(p_counties, NULL for all), read from core.parcel_postings, and with p_with_total the number of matches (else '
   'NULL); p_q is the normalized query.';
+
+-- Autocomplete's candidates: the parcels holding every word but the last (any of its terms), taken completion by
+-- completion of the last word, best completion first (the word itself, then shorter and more common completions),
+-- each completion's parcels in id order, until p_k are found. A common prefix (JO: JOHN, JOSE, JONES ...) is never
+-- united in full: each completion is one intersection with the earlier words' parcels.
+CREATE FUNCTION search.autocomplete_candidates(p_words api.query_word[], p_counties smallint[], p_k integer)
+RETURNS integer[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_last api.query_word := p_words[cardinality(p_words)];
+  v_earlier search.id_set[];
+  v_sets search.id_set[];
+  v_ids integer[] := '{}';
+  v_term text;
+BEGIN
+  IF cardinality(p_words) = 0 THEN RETURN '{}'; END IF;
+  IF cardinality(p_words) > 1 THEN
+    v_earlier := search.parcel_postings_match(p_words[1 : cardinality(p_words) - 1], p_counties, 0);
+    IF search.parcel_postings_count(v_earlier) = 0 THEN RETURN '{}'; END IF;
+  END IF;
+  FOREACH v_term IN ARRAY v_last.terms LOOP
+    SELECT array_agg(ROW(pp.county_id, CASE WHEN v_earlier IS NULL THEN pp.ids
+                                             ELSE pp.ids & (SELECT e.ids FROM unnest(v_earlier) AS e
+                                                             WHERE e.county_id = pp.county_id) END)::search.id_set)
+      INTO v_sets
+      FROM core.parcel_postings pp
+     WHERE pp.term = v_term AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
+       AND (v_earlier IS NULL OR pp.county_id IN (SELECT e.county_id FROM unnest(v_earlier) AS e));
+    v_ids := v_ids || search.parcel_postings_first(coalesce(v_sets, '{}'), p_k - cardinality(v_ids), v_ids);
+    EXIT WHEN cardinality(v_ids) >= p_k;
+  END LOOP;
+  RETURN v_ids;
+END $$;
+COMMENT ON FUNCTION search.autocomplete_candidates(api.query_word[], smallint[], integer) IS
+  'Up to p_k parcels for autocomplete (search.autocomplete_reading''s words), from the postings: holding every '
+  'earlier word, and the last word''s completions in order, best first.';

@@ -200,3 +200,59 @@ END $$;
 COMMENT ON FUNCTION search.parcel_well_level(api.query_word[]) IS
   'Helper of search_parcels: the lowest match quality below 1 at which the vocabulary bounds the parcels matching every '
   'word at least that well to search.ranked_in_full() (at least 1); NULL when there is none, as when every word stands only for itself.';
+
+-- Autocomplete's reading of a query: the words before the last as search reads them (typos included), the last as
+-- a prefix: itself when it is a term, and its most common completions (for 2 characters or more).
+CREATE FUNCTION search.autocomplete_reading(p_query text) RETURNS api.query_word[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+  SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  v_words text[] := search.query_words(p_query);
+  v_last text := v_words[cardinality(v_words)];
+  v_out api.query_word[] := '{}';
+  v_reading api.query_word;
+BEGIN
+  FOR i IN 1 .. cardinality(v_words) - 1 LOOP
+    v_reading := (search.parcel_word_terms(v_words[i], v_words, false)).reading;
+    IF cardinality(v_reading.terms) > 0 THEN v_out := v_out || v_reading; END IF;
+  END LOOP;
+  SELECT v_last, coalesce(array_agg(c.term ORDER BY c.q DESC, c.parcels DESC, c.term), '{}'),
+         coalesce(array_agg(c.q ORDER BY c.q DESC, c.parcels DESC, c.term), '{}')
+    INTO v_reading
+    FROM (SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = v_last
+          UNION ALL
+          (SELECT t.term, t.parcels, length(v_last)::float8 / length(t.term)
+             FROM core.parcel_terms t
+            WHERE length(v_last) >= 2 AND t.term > v_last AND t.term < v_last || '~'
+              AND left(t.term, length(v_last)) = v_last
+            ORDER BY t.parcels DESC, t.term LIMIT search.autocomplete_completions())) c;
+  -- a last word of one character (a letter or digit just typed) narrows nothing yet unless it is all there is
+  IF cardinality(v_reading.terms) > 0 AND (length(v_last) > 1 OR cardinality(v_out) = 0) THEN
+    v_out := v_out || v_reading;
+  END IF;
+  RETURN v_out;
+END $$;
+COMMENT ON FUNCTION search.autocomplete_reading(text) IS
+  'How autocomplete reads a query: every word but the last as parcel search reads it, the last as a prefix (the '
+  'word itself, quality 1, and, from 2 characters, its most common completions, quality = covered share; a last '
+  'word of one character after others is left out). '
+  'Example: SELECT * FROM unnest(search.autocomplete_reading(''smith jo''));';
+
+-- How well a query's words match one side of a parcel: the mean over words of the best quality among the word's
+-- terms that side holds (0 for a word it lacks).
+-- (a set-returning function of one row, so that the planner inlines it where it is joined)
+CREATE FUNCTION search.autocomplete_scores(p_words api.query_word[], p_owner text, p_address text)
+RETURNS TABLE (owner_score float8, address_score float8)
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+  SELECT avg(coalesce((SELECT max(x.q) FROM unnest(w.terms, w.qualities) AS x(t, q)
+                        WHERE x.t = ANY (o.words)), 0)),
+         avg(coalesce((SELECT max(x.q) FROM unnest(w.terms, w.qualities) AS x(t, q)
+                        WHERE x.t = ANY (a.words)), 0))
+    FROM unnest(p_words) AS w,
+         LATERAL (SELECT string_to_array(p_owner, ' ') || core.join_particles(string_to_array(p_owner, ' ')) AS words) o,
+         LATERAL (SELECT string_to_array(p_address, ' ') || core.join_particles(string_to_array(p_address, ' ')) AS words) a
+$$;
+COMMENT ON FUNCTION search.autocomplete_scores(api.query_word[], text, text) IS
+  'How well query words match a normalized owner name and a normalized address, each a mean of best qualities in 0..1.';

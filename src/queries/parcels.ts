@@ -4,7 +4,7 @@
 import { badRequest } from '../errors.ts';
 import type { Sql } from '../plugins/db.ts';
 import { pageOf, splitList, type Paged } from '../schemas/common.ts';
-import type { FacetCounts, ParcelHit, ParcelSearchQuery } from '../schemas/parcels.ts';
+import type { AutocompleteQuery, FacetCounts, ParcelHit, ParcelSearchQuery, Suggestion } from '../schemas/parcels.ts';
 
 /** "a,b" as two finite numbers, or a 400 naming the parameter and the expected form. */
 function numbers(value: string, name: string, count: number, form: string): number[] {
@@ -99,4 +99,10 @@ export async function getParcelByParcelId(sql: Sql, county: string, parcelId: st
     ParcelHit[]
   >`SELECT * FROM api.get_parcel_by_parcel_id(p_county => ${county}, p_parcel_id => ${parcelId})`;
   return row;
+}
+
+export async function autocompleteParcels(sql: Sql, q: AutocompleteQuery): Promise<Suggestion[]> {
+  return sql<Suggestion[]>`
+    SELECT * FROM api.autocomplete_parcels(p_query => ${q.q}, p_county => ${splitList(q.county) ?? null},
+                                           p_limit => ${q.limit})`;
 }

@@ -1,8 +1,8 @@
-// GET /parcels/search, /parcels/by-parcel-id, /parcels/{id}, /parcels/{id}/sales.
+// GET /parcels/search, /parcels/autocomplete, /parcels/by-parcel-id, /parcels/{id}, /parcels/{id}/sales.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../errors.ts';
-import { getParcel, getParcelByParcelId, searchParcels } from '../queries/parcels.ts';
+import { autocompleteParcels, getParcel, getParcelByParcelId, searchParcels } from '../queries/parcels.ts';
 import { listParcelSales } from '../queries/sales.ts';
 import {
   ErrorEnvelope,
@@ -14,12 +14,14 @@ import {
   meta,
 } from '../schemas/common.ts';
 import {
+  AutocompleteQuery,
   ByParcelIdQuery,
   FacetCounts,
   PageQuery,
   ParcelHit,
   ParcelParams,
   ParcelSearchQuery,
+  Suggestion,
 } from '../schemas/parcels.ts';
 import { SaleHit } from '../schemas/sales.ts';
 
@@ -43,6 +45,19 @@ const parcels: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({ ...(await searchParcels(app.sql, request.query)), meta: meta(request) }),
+  );
+
+  app.get(
+    '/parcels/autocomplete',
+    {
+      schema: {
+        tags,
+        summary: 'Suggestions for a search box as the user types an owner name or an address',
+        querystring: AutocompleteQuery,
+        response: { 200: Type.Object({ data: Type.Array(Suggestion), meta: Meta }), ...commonErrors },
+      },
+    },
+    async (request) => ({ data: await autocompleteParcels(app.sql, request.query), meta: meta(request) }),
   );
 
   app.get(

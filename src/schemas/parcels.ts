@@ -148,3 +148,25 @@ export const ByParcelIdQuery = Type.Object({
   parcel_id: TextParam(100, 'County-assigned parcel id; punctuation-insensitive (01-3132-035-0010 = 0131320350010).'),
 });
 export const PageQuery = Type.Object({ limit: Limit(), offset: Offset });
+
+/** The most suggestions autocomplete gives (SQL states the same bound: search.autocomplete_limit_max()). */
+export const AUTOCOMPLETE_LIMIT_MAX = 20;
+export const AutocompleteQuery = Type.Object({
+  q: TextParam(
+    200,
+    'What the user has typed so far: owner name or site address; the last word is read as the start of a word.',
+  ),
+  county: Type.Optional(CountyList),
+  limit: Limit(AUTOCOMPLETE_LIMIT_MAX, 10),
+});
+export type AutocompleteQuery = Static<typeof AutocompleteQuery>;
+
+export const Suggestion = Type.Object({
+  id: Type.Integer({ description: 'Internal parcel id (GET /v1/parcels/{id}).' }),
+  label: Type.String({ description: 'What to show: the address with its city, or the owner name, whichever matched.' }),
+  owner_name: Type.Union([Type.String(), Type.Null()]),
+  site_address_full: Type.Union([Type.String(), Type.Null()]),
+  site_city: Type.Union([Type.String(), Type.Null()]),
+  county: Type.String({ description: 'County slug.' }),
+});
+export type Suggestion = Static<typeof Suggestion>;

@@ -8,7 +8,7 @@ import { runner } from 'node-pg-migrate';
 import { applySql } from '../../scripts/db-setup.ts';
 import { ownerDatabaseUrl, withDatabase } from '../../src/db-url.ts';
 import { PAGE_LIMIT_MAX } from '../../src/schemas/common.ts';
-import { NEAR_RADIUS_MAX_M } from '../../src/schemas/parcels.ts';
+import { AUTOCOMPLETE_LIMIT_MAX, NEAR_RADIUS_MAX_M } from '../../src/schemas/parcels.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 const MIGRATIONS = join(new URL('../..', import.meta.url).pathname, 'migrations');
@@ -59,6 +59,7 @@ t.test('the api schema is the interface: its functions are the entry points, the
   t.same(
     functions.map((f) => f.name),
     [
+      'autocomplete_parcels',
       'count_parcel_sales',
       'count_parcels',
       'count_sales',
@@ -137,9 +138,11 @@ t.test('every api function and view has a COMMENT ON, and the API role cannot wr
 t.test('a bound stated by both the HTTP schema and SQL is the same number', async (t) => {
   const db = await createTestDatabase();
   t.teardown(db.drop);
-  const [bounds] = await db.sql<{ limit: number; radius: number }[]>`
-    SELECT core.page_limit_max() AS limit, search.near_radius_max_m() AS radius`;
+  const [bounds] = await db.sql<{ limit: number; radius: number; suggestions: number }[]>`
+    SELECT core.page_limit_max() AS limit, search.near_radius_max_m() AS radius,
+           search.autocomplete_limit_max() AS suggestions`;
   t.equal(bounds!.limit, PAGE_LIMIT_MAX, 'page size');
+  t.equal(bounds!.suggestions, AUTOCOMPLETE_LIMIT_MAX, 'autocomplete suggestions');
   t.equal(bounds!.radius, NEAR_RADIUS_MAX_M, 'near radius');
 });
 
@@ -163,6 +166,7 @@ t.test('the reads run no LANGUAGE sql function that the planner did not inline',
                                                   p_sort => 'just_value_desc', p_limit => 25, p_offset => 0)`,
     tx`SELECT api.facet_parcels(${['county', 'zip']}, p_county => ${['miami-dade']}) IS NULL`,
     tx`SELECT count(*) FROM api.get_parcel(${323})`,
+    tx`SELECT count(*) FROM api.autocomplete_parcels(${'smith jo'}, ${['miami-dade']})`,
     tx`SELECT count(*) FROM api.get_parcel_by_parcel_id(${'miami-dade'}, ${'30-4918-004-1318'})`,
     tx`SELECT count(*) FROM api.list_parcel_sales(${323})`,
     tx`SELECT api.count_parcel_sales(${323})`,
