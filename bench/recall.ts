@@ -57,7 +57,8 @@ matches AS (
 )
 SELECT id::int FROM scored
  ORDER BY score DESC,
-          (coalesce(owner_search = core.normalize_text($1), false) OR coalesce(address_search = core.normalize_text($1), false)) DESC,
+          (coalesce(owner_search = ANY (search.exact_texts($1, api.parcel_query_words($1))), false)
+           OR coalesce(address_search = ANY (search.exact_texts($1, api.parcel_query_words($1))), false)) DESC,
           id
  LIMIT $2`;
 

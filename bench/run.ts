@@ -14,6 +14,7 @@ import { benchClient, startApi } from './api.ts';
 import { drive, type DriveResult } from './driver.ts';
 import { buildWorkloads, mixed } from './workload.ts';
 import { measureRecall } from './recall.ts';
+import { measureQuality, readQualitySet } from './quality.ts';
 
 const { values } = parseArgs({
   options: {
@@ -229,6 +230,10 @@ const recallSample = searchQueries
   .slice(0, Number(values['recall-queries']));
 console.error(`bench: recall of the top 25 for ${recallSample.length} queries against the exhaustive ranking`);
 const recall = await measureRecall(owner, recallSample, 25);
+// the quality set names parcels of the 1M-parcel state of seed 1, which bench/quality.ts --build drew it from
+const qualitySet = readQualitySet();
+console.error(`bench: recall@1 and @10 of the ${qualitySet.length} damaged queries of bench/quality-set.json`);
+const quality = await measureQuality(owner, qualitySet).catch((e: Error) => e);
 
 /** Peak resident memory of each API process (the workers; the supervising primary too when there is one). */
 const hwm = (pid: number) =>
@@ -330,6 +335,16 @@ ${recall.recall >= 0.95 ? 'met' : '**missed**'}). Lowest: ${recall.worst.map((w)
   recall.skipped.length > 0
     ? ` Not computed (the exhaustive ranking took over ${recall.limitSeconds} s, so these are not in the mean): ${recall.skipped.length} queries, ${recall.skipped.join(', ')}.`
     : ''
+}
+
+${
+  quality instanceof Error
+    ? `Quality set (\`bench/quality.ts\`): not measured on this state (${quality.message}).`
+    : `Quality set (\`bench/quality.ts\`, ${quality.pairs} damaged queries): recall@1 ${quality.statewide.at1.toFixed(3)} and recall@10 **${quality.statewide.at10.toFixed(3)}** statewide (target ≥ 0.97: ${quality.statewide.at10 >= 0.97 ? 'met' : '**missed**'}), ${quality.inCounty.at1.toFixed(3)} and ${quality.inCounty.at10.toFixed(3)} in the parcel's county. Recall@10 statewide by damage: ${Object.entries(
+        quality.byDamage,
+      )
+        .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+        .join(', ')}.`
 }
 
 ${

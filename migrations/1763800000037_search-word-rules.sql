@@ -140,8 +140,9 @@ BEGIN
     'The words of core.search_word_rules a query does not require (LLC, TR, AND, ...). Written by '
     'core.apply_search_word_rules().';
 
-  -- the stored search columns follow (the term, postings and deletion tables through their triggers)
-  UPDATE core.parcels SET owner_name = owner_name
+  -- the stored search columns follow (the term, postings and deletion tables through their triggers); an UPDATE
+  -- recomputes only the generated columns of the columns it sets, so it sets both
+  UPDATE core.parcels SET owner_name = owner_name, site_address_full = site_address_full
    WHERE owner_search IS DISTINCT FROM core.normalize_text(owner_name)
       OR address_search IS DISTINCT FROM core.normalize_text(site_address_full)
       OR search_terms IS DISTINCT FROM core.search_terms(owner_name, site_address_full);
@@ -205,7 +206,7 @@ DROP FUNCTION core.search_optional_words();
 CREATE OR REPLACE FUNCTION core.normalize_text(p_text text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
   RETURN btrim(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(' ' || regexp_replace(upper(p_text), '[^A-Z0-9&]+', ' ', 'g') || ' ', ' DRIVE ', ' DR '), ' STREET ', ' ST '), ' AVENUE ', ' AVE '), ' BOULEVARD ', ' BLVD '), ' ROAD ', ' RD '), ' LANE ', ' LN '), ' COURT ', ' CT '), ' TERRACE ', ' TER '), ' PLACE ', ' PL '), ' HIGHWAY ', ' HWY '), ' UNIT ', ' '), ' APT ', ' '), ' APARTMENT ', ' '), ' STE ', ' '), ' SUITE ', ' '));
-UPDATE core.parcels SET owner_name = owner_name
+UPDATE core.parcels SET owner_name = owner_name, site_address_full = site_address_full
  WHERE owner_search IS DISTINCT FROM core.normalize_text(owner_name)
     OR address_search IS DISTINCT FROM core.normalize_text(site_address_full)
     OR search_terms IS DISTINCT FROM core.search_terms(owner_name, site_address_full);

@@ -60,7 +60,7 @@ AS $$
 DECLARE
   v_words api.query_word[] := search.parcel_words_of(p_filter.query, p_words);
   v_where text;
-  v_q text := core.normalize_text(p_filter.query);
+  v_texts text[] := search.exact_texts(p_filter.query, v_words);
   v_sort text := coalesce(p_sort, CASE WHEN p_filter.query IS NOT NULL THEN 'relevance' WHEN p_filter.near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
   v_column text := substring(v_sort FROM '^(just_value|assessed_value|taxable_value|last_sale_date|last_sale_price|year_built)_(?:asc|desc)$');
   v_dir text := CASE WHEN v_sort LIKE '%\_desc' THEN 'DESC' ELSE 'ASC' END;
@@ -106,10 +106,11 @@ BEGIN
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 AND search.parcel_filter_is_words_only(p_filter) THEN
     v_total := search.parcel_total_from_vocabulary(p_filter, v_words);
     SELECT pp.ids, coalesce(v_total, pp.total) INTO v_ids, v_total
-      FROM search.parcel_page_by_postings(v_words, search.parcel_postings_counties(p_filter.county), v_q, p_limit, p_offset,
+      FROM search.parcel_page_by_postings(v_words, search.parcel_postings_counties(p_filter.county), v_texts, p_limit, p_offset,
                                        p_with_total AND v_total IS NULL) pp;
   ELSIF v_sort = 'relevance' AND cardinality(v_words) > 0 THEN
-    -- Relevance: score (every word held exactly = 1), then an owner or address equal to the query, then id. Up to
+    -- Relevance: score (every word held exactly = 1), then an owner or address equal to one of the query's texts
+    -- (search.exact_texts), then id. Up to
     -- search.ranked_in_full() matches are ranked in full. More (a common name or street statewide) are paged tier by tier without
     -- scoring the whole set: the query's exact text, then every word held exactly, each by id; then the parcels whose
     -- every word is matched well (below), by score; then the rest, by id.
@@ -127,7 +128,8 @@ BEGIN
       EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM core.parcels p WHERE %s LIMIT %s) m', v_where,
                      search.ranked_in_full() + 1) INTO v_matches;
     END IF;
-    v_exact := format('(coalesce(p.owner_search = %1$L, false) OR coalesce(p.address_search = %1$L, false))', v_q);
+    v_exact := format('(coalesce(p.owner_search = ANY (%1$L::text[]), false) OR coalesce(p.address_search = ANY (%1$L::text[]), false))',
+                      v_texts);
     IF v_matches <= search.ranked_in_full() THEN
       EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s DESC, %s DESC, p.id LIMIT %s OFFSET %s) page',
                      v_where, search.parcel_query_score_sql(v_words), v_exact, p_limit, p_offset) INTO v_ids;
@@ -147,11 +149,11 @@ BEGIN
           FROM unnest(v_words) AS qw) END;
       v_words_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
       v_ids := search.parcel_page_by_tiers(v_where,
-        ARRAY[search.parcel_exact_text_sql(v_q),
+        ARRAY[format('%s AND %s', search.parcel_exact_text_sql(v_texts), v_words_exact),
               CASE WHEN v_exact_bound > 0 THEN format('%s AND NOT %s', v_words_exact, v_exact) ELSE 'false' END,
               CASE WHEN v_well IS NULL THEN 'false' ELSE format('%s AND NOT %s', v_well, v_words_exact) END,
               CASE WHEN v_only_exact THEN 'false' ELSE format('NOT %s AND NOT (%s)', v_words_exact, coalesce(v_well, 'false')) END],
-        ARRAY['p.id', 'p.id', format('%s DESC, p.id', search.parcel_query_score_sql(v_words)), 'p.id'], p_limit, p_offset,
+        ARRAY['p.id', 'p.id', format('%s DESC, %s DESC, p.id', search.parcel_query_score_sql(v_words), v_exact), 'p.id'], p_limit, p_offset,
         ARRAY[false, v_exact_bound::float8 ^ 2 > (p_offset + p_limit)::float8 * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'core.parcels'::regclass),
               false, true]);
     END IF;

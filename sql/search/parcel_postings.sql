@@ -126,43 +126,44 @@ COMMENT ON FUNCTION search.parcel_postings_scores(search.id_set[], api.query_wor
   'Helper of search by postings: the relevance score (as in search.parcel_query_score_sql) of every parcel in p_sets, '
   'each of which matches every word.';
 
--- The first tier of a relevance page: the parcels whose owner or address is the query's text, read from the btree
--- indexes on (hashtext(text), id) in id order, the hashes compared first and then the texts.
-CREATE FUNCTION search.parcel_exact_text_sql(p_q text) RETURNS text
+-- The first tier of a relevance page: the parcels whose owner or address is one of the query's texts
+-- (search.exact_texts: as typed, as best read, in any word order), read from the btree indexes on (hashtext(text),
+-- id) in id order, the hashes compared first and then the texts.
+CREATE FUNCTION search.parcel_exact_text_sql(p_texts text[]) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN format('((hashtext(p.owner_search) = hashtext(%1$L) AND p.owner_search = %1$L)'
-                ' OR (hashtext(p.address_search) = hashtext(%1$L) AND p.address_search = %1$L))', p_q);
-COMMENT ON FUNCTION search.parcel_exact_text_sql(text) IS
-  'Helper of search_parcels: the condition (on core.parcels p) that the owner or the address is p_q, normalized, '
-  'written so that the (hashtext, id) indexes answer it.';
+  RETURN format('((hashtext(p.owner_search) = ANY (%1$L::int[]) AND p.owner_search = ANY (%2$L::text[]))'
+                ' OR (hashtext(p.address_search) = ANY (%1$L::int[]) AND p.address_search = ANY (%2$L::text[])))',
+                (SELECT array_agg(hashtext(x)) FROM unnest(p_texts) AS x), p_texts);
+COMMENT ON FUNCTION search.parcel_exact_text_sql(text[]) IS
+  'The condition (on core.parcels p) that the owner or the address is one of p_texts, normalized, written so that '
+  'the (hashtext, id) indexes answer it.';
 
 -- (In counties, the rows of other counties before the page's are read too: a county is not in the index.)
-CREATE FUNCTION search.parcel_exact_text_first(p_q text, p_counties smallint[], p_k integer) RETURNS integer[]
+CREATE FUNCTION search.parcel_exact_text_first(p_texts text[], p_counties smallint[], p_k integer) RETURNS integer[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
-  -- the plan is made once, without the text: a bitmap would read all of a common text's parcels and sort them
+  -- the plan is made once, without the texts: a bitmap would read all of a common text's parcels and sort them
   SET enable_bitmapscan = off
   SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
   RETURN ARRAY(
-    SELECT e.id FROM ((SELECT p.id::integer FROM core.parcels p
-                        WHERE hashtext(p.owner_search) = hashtext(p_q) AND p.owner_search = p_q
-                          AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)
-                      UNION
-                      (SELECT p.id::integer FROM core.parcels p
-                        WHERE hashtext(p.address_search) = hashtext(p_q) AND p.address_search = p_q
-                          AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)) e(id)
-     ORDER BY e.id LIMIT p_k);
+    SELECT e.id FROM unnest(p_texts) AS x(q),
+           LATERAL ((SELECT p.id::integer FROM core.parcels p
+                      WHERE hashtext(p.owner_search) = hashtext(x.q) AND p.owner_search = x.q
+                        AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)
+                    UNION
+                    (SELECT p.id::integer FROM core.parcels p
+                      WHERE hashtext(p.address_search) = hashtext(x.q) AND p.address_search = x.q
+                        AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)) e(id)
+     GROUP BY e.id ORDER BY e.id LIMIT p_k);
 END $$;
-COMMENT ON FUNCTION search.parcel_exact_text_first(text, smallint[], integer) IS
-  'Helper of search by postings: the p_k smallest ids of the parcels in p_counties (NULL: all) whose owner or '
-  'address is p_q (normalized); statewide it reads about p_k index entries of each text index however many parcels '
-  'share the text. Example: SELECT search.parcel_exact_text_first(''SFR FLORIDA BORROWER LLC'', NULL, 25);';
+COMMENT ON FUNCTION search.parcel_exact_text_first(text[], smallint[], integer) IS
+  'The p_k smallest ids of the parcels in p_counties (NULL: all) whose owner or address is one of p_texts '
+  '(normalized); statewide it reads about p_k index entries of each text index per text however many parcels share '
+  'it. Example: SELECT search.parcel_exact_text_first(''{SFR FLORIDA BORROWER LLC}'', NULL, 25);';
 
--- The first tiers of a page by postings (every word exact): the parcels whose owner or address is the query's text
--- (p_exact, by id), then the others holding every word exactly (p_held), by id; p_k ids at most. (A parcel whose
--- owner or address is the query holds every word exactly; the check keeps a page right while a load changes the
--- vocabulary between the query's reading and its search.)
+-- The first tiers of a page by postings (every word exact, score 1): the parcels whose owner or address is one of
+-- the query's texts (p_exact), then the others (p_held), each by id; p_k ids at most.
 CREATE FUNCTION search.parcel_postings_exact_tiers(p_held search.id_set[], p_exact integer[], p_k integer) RETURNS integer[]
   LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -174,15 +175,15 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION search.parcel_postings_exact_tiers(search.id_set[], integer[], integer) IS
   'Helper of parcel_page_by_postings: the first p_k ids of the tiers of parcels holding every word exactly (p_held): '
-  'those in p_exact (owner or address equal to the query) first, then the rest, each by id.';
+  'those in p_exact (owner or address equal to one of the query''s texts) first, then the rest, each by id.';
 
--- A page of search by postings, in the order of the GIN path of search_parcels. First the parcels holding every word
--- exactly (score 1): those whose owner or address is the query's text, then the others, each by id. Then, up to
--- search.ranked_in_full() matches, the rest by score and id; beyond, the parcels whose every word is matched at least as well as a
--- level (search.parcel_well_level) by score, then the rest by id. Without the total, the first tiers may fill the page
--- before all the matches are computed. Up to that bound, every match is scored in one pass: those holding every
--- word exactly are those of score 1, so they need no matching of their own.
-CREATE FUNCTION search.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_q text,
+-- A page of search by postings, in the order of the GIN path of search_parcels; among parcels of the same score, an
+-- owner or address equal to one of the query's texts (search.exact_texts) comes first. Up to
+-- search.ranked_in_full() matches, every match is scored in one pass and ranked by score, that, and id. Beyond: the
+-- parcels holding every word exactly (score 1), by id; then those whose every word is matched at least as well as
+-- a level (search.parcel_well_level), by score; then the rest by id. Without the total, the first tiers may fill the
+-- page before all the matches are computed.
+CREATE FUNCTION search.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_texts text[],
                                             p_limit integer, p_offset integer, p_with_total boolean,
                                             OUT ids bigint[], OUT total bigint)
   LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -192,10 +193,9 @@ DECLARE
   v_all search.id_set[];
   v_matches bigint;
   v_held search.id_set[];
-  v_exact integer[] := search.parcel_exact_text_first(p_q, p_counties, v_k);
+  v_exact integer[] := search.parcel_exact_text_first(p_texts, p_counties, v_k);
   v_ids integer[];
   v_ranked integer[];
-  v_exactly integer;
   v_level float8;
   v_well search.id_set[] := '{}';
 BEGIN
@@ -209,11 +209,9 @@ BEGIN
   v_matches := search.parcel_postings_count(v_all);
   total := CASE WHEN p_with_total THEN v_matches END;
   IF v_matches <= search.ranked_in_full() THEN
-    SELECT coalesce(array_agg(sc.id ORDER BY sc.score DESC, sc.id), '{}'), count(*) FILTER (WHERE sc.score = 1)
-      INTO v_ranked, v_exactly FROM search.parcel_postings_scores(v_all, p_words) AS sc;
-    v_exact := v_exact & v_ranked[1 : v_exactly];
-    ids := (v_exact || ARRAY(SELECT r.id FROM unnest(v_ranked) WITH ORDINALITY AS r(id, o)
-                              WHERE r.id <> ALL (v_exact) ORDER BY r.o LIMIT v_k))[p_offset + 1 : v_k];
+    SELECT coalesce(array_agg(sc.id ORDER BY sc.score DESC, sc.id = ANY (v_exact) DESC, sc.id), '{}')
+      INTO v_ranked FROM search.parcel_postings_scores(v_all, p_words) AS sc;
+    ids := v_ranked[p_offset + 1 : v_k];
     RETURN;
   END IF;
   IF v_held IS NULL THEN
@@ -225,7 +223,7 @@ BEGIN
     IF v_level IS NOT NULL THEN
       v_well := search.parcel_postings_minus(search.parcel_postings_match(p_words, p_counties, v_level), v_held);
       v_ids := v_ids || ARRAY(SELECT sc.id FROM search.parcel_postings_scores(v_well, p_words) AS sc
-                               ORDER BY sc.score DESC, sc.id LIMIT v_k - cardinality(v_ids));
+                               ORDER BY sc.score DESC, sc.id = ANY (v_exact) DESC, sc.id LIMIT v_k - cardinality(v_ids));
     END IF;
     IF cardinality(v_ids) < v_k THEN
       v_ids := v_ids || search.parcel_postings_first(search.parcel_postings_minus(v_all, v_held || v_well), v_k - cardinality(v_ids));
@@ -233,10 +231,10 @@ BEGIN
   END IF;
   ids := v_ids[p_offset + 1 : v_k];
 END $$;
-COMMENT ON FUNCTION search.parcel_page_by_postings(api.query_word[], smallint[], text, integer, integer, boolean) IS
+COMMENT ON FUNCTION search.parcel_page_by_postings(api.query_word[], smallint[], text[], integer, integer, boolean) IS
   'Helper of parcel_search_page: the ids of one page of a relevance search whose only other filter is counties '
   '(p_counties, NULL for all), read from core.parcel_postings, and with p_with_total the number of matches (else '
-  'NULL); p_q is the normalized query.';
+  'NULL); p_texts are the query''s texts (search.exact_texts).';
 
 -- Autocomplete's candidates: the parcels holding every word but the last (any of its terms), taken completion by
 -- completion of the last word, best completion first (the word itself, then shorter and more common completions),

@@ -1,7 +1,8 @@
 -- Parcel search, the query's words: each word's vocabulary terms (itself, its typos, the last word's completions)
 -- with their qualities, the relevance score, and what the vocabulary alone says about a total.
 
--- A query's words, read as the parcels' terms are written (core.search_word_rules): normalized; a run of name
+-- A query's words, read as the parcels' terms are written (core.search_word_rules): normalized, a word no parcel holds
+-- that is one edit from a rule's word read as that rule (TRUTS -> TR); a run of name
 -- particles joined to the word after it when the vocabulary holds the joined form (MC DONALD -> MCDONALD, which
 -- every MC DONALD and MCDONALD parcel holds), else kept apart (JOHN O SMITH keeps O and SMITH); optional words (LLC,
 -- TR, AND, ...) left out unless nothing else is left; each word once, in order.
@@ -15,6 +16,17 @@ DECLARE
   v_word text;
 BEGIN
   FOREACH v_word IN ARRAY v_words LOOP
+    -- a misspelt rule word (TRUTS, RAOD, STREEET), which no parcel holds, reads as the rule says (TR, RD, ST)
+    IF length(v_word) >= 4 AND v_word !~ '^[0-9]' AND NOT EXISTS (SELECT 1 FROM core.parcel_terms t WHERE t.term = v_word) THEN
+      SELECT coalesce(r.reads_as, v_word) INTO v_word
+        FROM (SELECT v_word AS w) x
+        LEFT JOIN LATERAL (
+          SELECT r.reads_as FROM core.search_word_rules r
+           WHERE r.kind = 'same' AND length(r.written) >= 4 AND r.written !~ ' '
+             AND (levenshtein_less_equal(x.w, r.written, 1) <= 1 OR r.written = ANY (search.adjacent_swaps(x.w)))
+           ORDER BY levenshtein(x.w, r.written), r.written LIMIT 1) r ON true;
+      CONTINUE WHEN v_word = '';
+    END IF;
     IF v_word = ANY (core.search_particles()) THEN
       v_run := v_run || v_word;
       CONTINUE;
@@ -37,6 +49,34 @@ END $$;
 COMMENT ON FUNCTION search.query_words(text) IS
   'The words parcel search reads in a query, in order. Example: search.query_words(''John Mc Donald Trust'') = '
   '{JOHN,MCDONALD} when some parcel holds MCDONALD.';
+
+-- The texts an owner or address equal to which ranks first among parcels of the same score: the query as typed,
+-- as best read (each word replaced by its best term: SIMTH JOHN -> SMITH JOHN), and, for 2 or 3 words, both in every
+-- word order (ROSA LOPEZ -> LOPEZ ROSA), all normalized.
+CREATE FUNCTION search.exact_texts(p_query text, p_words api.query_word[]) RETURNS text[]
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_typed text[] := array_remove(string_to_array(core.normalize_text(p_query), ' '), '');
+  v_best text[] := ARRAY(SELECT coalesce((SELECT qw.terms[1] FROM unnest(p_words) AS qw WHERE qw.word = w.w LIMIT 1), w.w)
+                           FROM unnest(v_typed) WITH ORDINALITY AS w(w, i) ORDER BY w.i);
+BEGIN
+  IF cardinality(v_typed) NOT BETWEEN 2 AND 3 THEN
+    RETURN ARRAY(SELECT DISTINCT x FROM unnest(ARRAY[array_to_string(v_typed, ' '), array_to_string(v_best, ' ')]) AS x);
+  END IF;
+  RETURN ARRAY(
+    WITH RECURSIVE orders(pos) AS (
+      SELECT ARRAY[]::int[]
+      UNION ALL
+      SELECT o.pos || i FROM orders o, generate_series(1, cardinality(v_typed)) AS i
+       WHERE i <> ALL (o.pos) AND cardinality(o.pos) < cardinality(v_typed))
+    SELECT DISTINCT array_to_string(ARRAY(SELECT words[i] FROM unnest(o.pos) WITH ORDINALITY AS u(i, n) ORDER BY u.n), ' ')
+      FROM orders o, (VALUES (v_typed), (v_best)) AS v(words)
+     WHERE cardinality(o.pos) = cardinality(v_typed));
+END $$;
+COMMENT ON FUNCTION search.exact_texts(text, api.query_word[]) IS
+  'The normalized texts an owner or address must equal to rank first among equals for a query and its reading. '
+  'Example: SELECT search.exact_texts(''Rosa Lopez'', api.parcel_query_words(''Rosa Lopez''));';
 
 -- One word's reading: the word itself, its typos and (for the last word) its completions, each with its quality.
 CREATE FUNCTION search.parcel_word_terms(p_word text, p_words text[], p_wide boolean,

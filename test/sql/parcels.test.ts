@@ -225,7 +225,7 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
     /Limit[\s\S]*Index Scan using parcels_owner_text_idx/,
     "an owner's parcels in id order, as far as a page (the exact-text tier)",
   );
-  const [exactText] = await db.sql<{ sql: string }[]>`SELECT search.parcel_exact_text_sql('123 OAK DR') AS sql`;
+  const [exactText] = await db.sql<{ sql: string }[]>`SELECT search.parcel_exact_text_sql('{123 OAK DR,OAK DR 123}') AS sql`;
   t.match(
     await plan(`SELECT id FROM core.parcels p WHERE ${exactText!.sql}`),
     /parcels_owner_text_idx[\s\S]*parcels_address_text_idx/,
@@ -672,11 +672,11 @@ t.test(
 t.test('the exact-text tier reads only as far as the page, statewide and in a county', async (t) => {
   const db = await createTestDatabase();
   t.teardown(db.drop);
-  // the owner text in two counties, the first county's parcels first by id; in the second, the reversed owner's
-  // parcels come before the owner's by id, so only the exact-text tier puts the owner's first
+  // the owner text in two counties, the first county's parcels first by id; in the second, a longer owner's parcels
+  // come before the owner's by id, so only the exact-text tier puts the owner's first
   for (const [county, prefix, owner, n] of [
     [1, 'X-', 'YOLANDA QUIBBLE', 40],
-    [2, 'Z-', 'QUIBBLE YOLANDA', 5],
+    [2, 'Z-', 'QUIBBLE YOLANDA ANN', 5],
     [2, 'Y-', 'YOLANDA QUIBBLE', 30],
   ] as const) {
     await db.sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name)
@@ -694,11 +694,16 @@ t.test('the exact-text tier reads only as far as the page, statewide and in a co
     [null, exactFirst(null)],
     [[second!.slug], exactFirst(2)],
   ] as const) {
-    for (const offset of [0, 25, 50]) {
+    for (const [offset, query] of [
+      [0, 'yolanda quibble'],
+      [25, 'yolanda quibble'],
+      [50, 'yolanda quibble'],
+      [0, 'quibble yolanda'],
+    ] as const) {
       const [page] = await db.sql<{ ids: string[]; total: number }[]>`
         SELECT ids, total FROM search.parcel_search_page(
-          search.parcel_filter_of(p_query => 'yolanda quibble', p_county => ${county as never}), p_limit => 25, p_offset => ${offset})`;
-      const where = `${county ? 'in the county' : 'statewide'} at ${offset}`;
+          search.parcel_filter_of(p_query => ${query}, p_county => ${county as never}), p_limit => 25, p_offset => ${offset})`;
+      const where = `${query} ${county ? 'in the county' : 'statewide'} at ${offset}`;
       t.same(
         page?.ids.map(Number),
         expected.slice(offset, offset + 25),

@@ -120,3 +120,22 @@ t.test(
     t.ok(terms!.terms.includes('DELACRUZ') && terms!.terms.includes('CRUZ'), 'a split name holds its joined form too');
   },
 );
+
+t.test(
+  'a rule added later: core.apply_search_word_rules() rewrites the normalization and recomputes the rows',
+  async (t) => {
+    const [row] = await sql<{ id: number }[]>`
+    INSERT INTO core.parcels (county_id, parcel_id, owner_name, site_address_full)
+    VALUES (${county!.id}, 'VAR-RULE', 'HOLLOWAY GRACE', '7 WINDSOR CROSSING')
+    RETURNING id::int`;
+    await sql`INSERT INTO core.search_word_rules (kind, written, reads_as, why) VALUES ('same', 'CROSSING', 'XING', 'test')`;
+    await sql`CALL core.apply_search_word_rules()`;
+    const [after] = await sql<{ address: string; terms: string[] }[]>`
+    SELECT address_search AS address, search_terms AS terms FROM core.parcels WHERE id = ${row!.id}`;
+    t.equal(after!.address, '7 WINDSOR XING', 'the address column is recomputed');
+    t.ok(after!.terms.includes('XING') && !after!.terms.includes('CROSSING'), 'and the search terms');
+    const [hit] = await sql<{ total: number }[]>`
+    SELECT total FROM api.parcel_search_hits(p_query => '7 windsor crossing', p_county => '{suwannee}')`;
+    t.equal(hit!.total, 1, 'a query spelled the old way finds it');
+  },
+);
