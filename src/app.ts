@@ -13,6 +13,8 @@ import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
 import apiRoutes from './routes/index.ts';
 import mcp from './mcp/server.ts';
+import formats from './formats/plugin.ts';
+import explorer from './explorer/index.ts';
 
 export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
@@ -79,9 +81,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(openapi);
   await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX, usageBatchMs: config.USAGE_BATCH_MS });
   await app.register(auth, { secret: config.API_KEY_SECRET });
+  await app.register(formats); // before the routes: it adapts the routes that opt in as they are added
   await app.register(apiRoutes, { prefix: '/v1' });
   await app.register(apiRoutes, { prefix: '/api/v1' });
   await app.register(mcp);
+  await app.register(explorer, { styleUrl: config.MAP_STYLE_URL });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }

@@ -37,6 +37,8 @@ const ConfigSchema = Type.Object({
   USAGE_BATCH_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   /** HMAC secret for API-key hashes (or API_KEY_SECRET_FILE); outside production the local file `make run` makes. */
   API_KEY_SECRET: Type.String({ minLength: 32 }),
+  /** The map explorer's base map: a MapLibre style URL; unset, parcels are drawn on a plain background. */
+  MAP_STYLE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s"<>]+$' })),
 });
 export type Config = Static<typeof ConfigSchema>;
 

@@ -10,6 +10,7 @@ const counties: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/counties',
     {
+      config: { formats: ['csv'] },
       schema: {
         tags: ['counties'],
         summary: 'All 67 Florida counties, alphabetical by name',

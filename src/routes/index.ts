@@ -5,6 +5,7 @@ import counties from './counties.ts';
 import parcels from './parcels.ts';
 import sales from './sales.ts';
 import taxDelinquencies from './tax-delinquencies.ts';
+import tiles from './tiles.ts';
 
 /** The resources alone, without a guard: what apiRoutes guards (and what a benchmark may serve bare). */
 export const resources: FastifyPluginAsync = async (app) => {
@@ -13,6 +14,7 @@ export const resources: FastifyPluginAsync = async (app) => {
   await app.register(parcels);
   await app.register(sales);
   await app.register(taxDelinquencies);
+  await app.register(tiles);
 };
 
 const apiRoutes: FastifyPluginAsync = async (app) => {

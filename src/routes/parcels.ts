@@ -37,6 +37,7 @@ const parcels: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/parcels/search',
     {
+      config: { formats: ['csv', 'geojson'] },
       schema: {
         tags,
         summary: 'Search parcels by owner, address, codes, values, last sale and place',
@@ -63,6 +64,7 @@ const parcels: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/parcels/by-parcel-id',
     {
+      config: { formats: ['geojson'] },
       schema: {
         tags,
         summary: 'One parcel by county and county parcel id (punctuation-insensitive), with its polygon',
@@ -81,6 +83,7 @@ const parcels: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/parcels/:id',
     {
+      config: { formats: ['geojson'] },
       schema: {
         tags,
         summary: 'One parcel by internal id, with its polygon',
@@ -98,6 +101,7 @@ const parcels: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/parcels/:id/sales',
     {
+      config: { formats: ['csv'] },
       schema: {
         tags,
         summary: "A parcel's sale and deed history, newest first",

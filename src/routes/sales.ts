@@ -8,6 +8,7 @@ const sales: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sales/search',
     {
+      config: { formats: ['csv'] },
       schema: {
         tags: ['sales'],
         summary: 'Search recorded sales (deed transfers)',

@@ -28,6 +28,7 @@ const taxDelinquencies: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/tax-delinquencies/search',
     {
+      config: { formats: ['csv'] },
       schema: {
         tags,
         summary: 'Search delinquency and tax-certificate records',
@@ -41,6 +42,7 @@ const taxDelinquencies: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/tax-delinquencies/by-parcel',
     {
+      config: { formats: ['csv'] },
       schema: {
         tags,
         summary: "One parcel's delinquency records, newest tax year first (empty when current or not covered)",
@@ -67,6 +69,7 @@ const taxDelinquencies: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/tax-delinquencies/sources',
     {
+      config: { formats: ['csv'] },
       schema: {
         tags,
         summary: 'Delinquency feed sources, one per county and tax year (limit default 100, maximum 500)',
@@ -80,6 +83,7 @@ const taxDelinquencies: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/tax-delinquencies/sources/:county',
     {
+      config: { formats: ['csv'] },
       schema: {
         tags,
         summary: 'Every feed source of one county, newest tax year first (404 for an unknown slug)',

@@ -77,9 +77,12 @@ t.test('the api schema is the interface: its functions are the entry points, the
       'list_parcel_sales',
       'list_tax_delinquency_sources',
       'list_tax_delinquency_sources_by_county',
+      'parcel_features',
       'parcel_query_words',
       'parcel_sale_hits',
       'parcel_search_hits',
+      'parcel_tile',
+      'parcel_tile_zooms',
       'sale_search_hits',
       'search_parcels',
       'search_sales',
@@ -179,6 +182,8 @@ t.test('the reads run no LANGUAGE sql function that the planner did not inline',
     tx`SELECT count(*) FROM api.count_tax_delinquencies(${'miami-dade'}, ${2023})`,
     tx`SELECT count(*) FROM api.list_counties()`,
     tx`SELECT count(*) FROM api.get_county(${'broward'})`,
+    tx`SELECT count(*) FROM api.parcel_features(${[1, 5, 15]}::bigint[])`,
+    tx`SELECT length(api.parcel_tile(16, 18168, 27910))`,
   ];
   const sqlCalls = (tx: postgres.TransactionSql) => tx<{ fn: string; calls: number }[]>`
     SELECT p.oid::regprocedure::text AS fn, s.calls::int AS calls
