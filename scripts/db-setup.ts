@@ -11,7 +11,7 @@ import { restoreIndexes } from '../src/importers/deferred-indexes.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Order matters: core helpers first, api is rebuilt from scratch, grants last. */
-const SQL_DIRS = ['core', 'accounts', 'meter', 'ingest', 'api', 'search'];
+const SQL_DIRS = ['core', 'accounts', 'meter', 'ingest', 'api', 'search', 'site'];
 
 export async function setupDatabase(opts: {
   url: string;
@@ -80,6 +80,13 @@ export async function applySql(sql: postgres.Sql) {
   await sql.begin(async (tx) => {
     await tx.unsafe(`SET LOCAL check_function_bodies = off;
       DROP SCHEMA IF EXISTS api CASCADE; DROP SCHEMA IF EXISTS search CASCADE; CREATE SCHEMA api; CREATE SCHEMA search;`);
+    // site holds only the account site's functions (its tables live in accounts): rebuilt too, unless a table has
+    // appeared in it, which a rebuild would drop
+    await tx.unsafe(`DO $$ BEGIN
+        IF NOT EXISTS (SELECT FROM pg_class WHERE relnamespace = to_regnamespace('site') AND relkind IN ('r', 'p')) THEN
+          DROP SCHEMA IF EXISTS site CASCADE; CREATE SCHEMA site;
+        END IF;
+      END $$; CREATE SCHEMA IF NOT EXISTS site;`);
     for (const dir of SQL_DIRS) {
       const path = join(ROOT, 'sql', dir);
       if (!existsSync(path)) continue;

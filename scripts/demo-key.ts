@@ -23,6 +23,8 @@ try {
   const port = process.env.PORT || '3000';
   console.log(`\nDemo key (Growth plan, 300 requests/min) kept in .local/demo-key. Try:\n`);
   console.log(`  curl -s -H "Authorization: Bearer ${key}" "http://127.0.0.1:${port}/v1/counties/miami-dade"\n`);
+  const site = process.env.SITE_URL || `http://127.0.0.1:${port}`;
+  console.log(`Account site (sign up, keys, usage): ${site}/account   API docs: ${site}/docs\n`);
 } finally {
   await sql.end();
 }

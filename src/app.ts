@@ -1,7 +1,7 @@
 // buildApp(config): plugins, then routes. Tests import this; main.ts only listens.
 import Fastify, { type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.ts';
+import { trustProxyOption, type Config } from './config.ts';
 import { badRequest, registerErrorHandling, sendError } from './errors.ts';
 import { answerClientError, checkRequestEdge, loggableUrl, MAX_HEAD_BYTES, parseJsonBody } from './http-edge.ts';
 import { newRequestId } from './request-id.ts';
@@ -13,6 +13,8 @@ import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
 import apiRoutes from './routes/index.ts';
 import mcp from './mcp/server.ts';
+import site from './site/index.ts';
+import { redactLinkTokens } from './site/tokens.ts';
 import formats from './formats/plugin.ts';
 import explorer from './explorer/index.ts';
 
@@ -24,7 +26,7 @@ export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): F
     serializers: {
       req: (req: { method: string; url: string; ip?: string }) => ({
         method: req.method,
-        url: loggableUrl(req.url),
+        url: redactLinkTokens(loggableUrl(req.url)),
         ip: req.ip,
       }),
     },
@@ -46,6 +48,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     http: { maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false },
     clientErrorHandler: answerClientError,
     bodyLimit: 1024 * 1024,
+    trustProxy: trustProxyOption(config.TRUST_PROXY),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // malformed percent-encoding in the path and similar router failures: 400 in the envelope
     frameworkErrors: (error, _request, reply) => sendError(reply, badRequest(error.message)),
@@ -86,6 +89,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(apiRoutes, { prefix: '/api/v1' });
   await app.register(mcp);
   await app.register(explorer, { styleUrl: config.MAP_STYLE_URL });
+  await app.register(site, { prefix: '/account', config });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl } from './db-url.ts';
+import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl, siteDatabaseUrl } from './db-url.ts';
 import { resolveKeySecret } from './accounts/keys.ts';
 
 const ConfigSchema = Type.Object({
@@ -39,8 +39,40 @@ const ConfigSchema = Type.Object({
   API_KEY_SECRET: Type.String({ minLength: 32 }),
   /** The map explorer's base map: a MapLibre style URL; unset, parcels are drawn on a plain background. */
   MAP_STYLE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s"<>]+$' })),
+  /** The account site's connection, as api_site; derived from API_DATABASE_URL (docs/site.md). */
+  SITE_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
+  /** The address people reach the service at, for the links the site emails; default http://HOST:PORT. */
+  SITE_URL: Type.String({ pattern: '^https?://[^/?#\\s]+$' }),
+  /**
+   * Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed: '' (none), 'true' (any), a number of hops, or
+   * addresses and CIDR ranges separated by commas. Behind an HTTPS proxy it makes the site's cookies Secure and its
+   * sign-in limits count the client's address rather than the proxy's.
+   */
+  TRUST_PROXY: Type.String({ default: '', pattern: '^(|true|false|\\d{1,2}|[0-9A-Za-z.:/]+(, *[0-9A-Za-z.:/]+)*)$' }),
+  /** SMTP server for the site's mail (smtp[s]://user:pass@host:port, or SMTP_URL_FILE); unset: mail goes to the log outside production. */
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  MAIL_FROM: Type.String({ default: 'Florida Property API <no-reply@localhost>' }),
+  /** Where the site tells customers to write to change plan or buy a credit pack. */
+  SUPPORT_EMAIL: Type.String({ default: 'support@localhost', pattern: '^[^@\\s]+@[^@\\s]+$' }),
 });
 export type Config = Static<typeof ConfigSchema>;
+
+/** TRUST_PROXY as Fastify's `trustProxy` option (a number of hops as the function proxy-addr makes of it). */
+export function trustProxyOption(value: string): boolean | string | ((address: string, hop: number) => boolean) {
+  if (value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    return (_address, hop) => hop < hops;
+  }
+  return value;
+}
+
+/** Where a person on this machine reaches the service when SITE_URL is not set. */
+function localSiteUrl(host = '127.0.0.1', port = '3000'): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
 
 /** Reads `NAME` or, failing that, the file named by `NAME_FILE` (for secrets mounted as files). */
 function readSetting(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -59,6 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   raw.API_DATABASE_URL ??= apiDatabaseUrl(env);
   raw.METER_DATABASE_URL ??= meterDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
   raw.REDIS_URL ??= localRedisUrl(env);
+  raw.SITE_DATABASE_URL ??= siteDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
+  raw.SITE_URL ??= localSiteUrl(raw.HOST as string | undefined, raw.PORT as string | undefined);
   try {
     raw.API_KEY_SECRET ??= resolveKeySecret(env);
   } catch {

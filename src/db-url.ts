@@ -1,6 +1,7 @@
 // Service addresses: DATABASE_URL is the owner (migrations, imports, operator CLI); the API serves through
 // API_DATABASE_URL, by default the same server and database as the read-only role api_reader; it records usage through
-// METER_DATABASE_URL, by default the same again as the role api_meter (docs/security.md).
+// METER_DATABASE_URL, by default the same again as the role api_meter (docs/security.md); the account site writes
+// through SITE_DATABASE_URL, as the role api_site.
 /** The project-local services of scripts/services.sh, on PGPORT / REDIS_PORT when those are set. */
 export const localDatabaseUrl = (env: NodeJS.ProcessEnv = process.env) =>
   `postgres://postgres@127.0.0.1:${env.PGPORT || '55432'}/florida`;
@@ -26,6 +27,11 @@ export function apiDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
 /** The usage writer's connection: by default the API's server and database as the role api_meter. */
 export function meterDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   return env.METER_DATABASE_URL || withRole(apiDatabaseUrl(env), 'api_meter');
+}
+
+/** The account site's connection: by default the API's server and database as the role api_site (docs/site.md). */
+export function siteDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SITE_DATABASE_URL || withRole(apiDatabaseUrl(env), 'api_site');
 }
 
 export function withDatabase(url: string, database: string): string {

@@ -1,10 +1,12 @@
 // Operator CLI: `npm run --silent admin -- <command> [options] [--json]`. Errors are one line and exit 1.
+import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { localRedisUrl, ownerDatabaseUrl } from '../db-url.ts';
 import { createRedis } from '../plugins/redis.ts';
 import { resolveKeySecret } from './keys.ts';
 import { AccountError, PLANS, accounts } from './service.ts';
 import { parseCliArgs } from './cli-args.ts';
+import { createMailer } from '../site/mail.ts';
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json]
   client create --name N --email E --plan P [--signup-at ISO8601]
@@ -12,6 +14,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
   client set-plan --client ID --plan P [--subscription-status active|past_due|canceled]
   client set-limits --client ID [--rpm N] [--monthly-credits N]   (an enterprise contract; 'plan' restores the plan's)
   client show --client ID
+  client invite --client ID   (emails a link to set an account-site password; without SMTP_URL prints it)
   key create --client ID [--mode live|test]
   key list --client ID
   key revoke --key ID
@@ -20,6 +23,12 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
 plans: ${PLANS.join(', ')}`;
 
 class UsageError extends Error {}
+
+/** NAME, or the contents of the file NAME_FILE names (as the server reads its secrets). */
+function readSecret(name: string): string | undefined {
+  const file = process.env[`${name}_FILE`];
+  return process.env[name] || (file ? readFileSync(file, 'utf8').trim() : undefined);
+}
 
 function need(values: Record<string, unknown>, name: string): string {
   const v = values[name];
@@ -142,6 +151,36 @@ async function main(argv: string[]): Promise<void> {
           ...s.overage.map((o) => `  ${o.day}  ${o.credits} credits  $${(o.amount_cents / 100).toFixed(2)}`),
         ].join('\n');
         return out(s, text);
+      }
+      case 'client invite': {
+        const siteUrl = process.env.SITE_URL || `http://127.0.0.1:${process.env.PORT || '3000'}`;
+        const invite = await svc.invite(need(values, 'client'), siteUrl);
+        const smtpUrl = readSecret('SMTP_URL');
+        if (!smtpUrl) {
+          return out(
+            { email: invite.email, link: invite.link, sent: false },
+            `Send this link to ${invite.email} (it works once, for 7 days):\n${invite.link}`,
+          );
+        }
+        const mailer = createMailer({
+          smtpUrl,
+          from: process.env.MAIL_FROM || 'Florida Property API <no-reply@localhost>',
+          production: true,
+          log: { info: () => {}, error: () => {} },
+        });
+        try {
+          await mailer.send({
+            to: invite.email,
+            subject: 'Your Florida Property API account',
+            text: `${invite.name} has an account on the Florida Property API. Follow this link within 7 days to set its password and sign in:\n\n${invite.link}\n\nThe link works once.\n`,
+          });
+        } finally {
+          mailer.close();
+        }
+        return out(
+          { email: invite.email, sent: true },
+          `invitation sent to ${invite.email} (the link works once, for 7 days)`,
+        );
       }
       case 'ledger adjust': {
         const credits = parseCount(need(values, 'credits'), 'credits', true);

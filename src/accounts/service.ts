@@ -2,6 +2,7 @@
 import type postgres from 'postgres';
 import type { Redis } from 'ioredis';
 import { displayKey, generateKey, hashKey, type KeyMode } from './keys.ts';
+import { newToken, tokenHash } from '../site/tokens.ts';
 
 export const PLANS = ['free', 'developer', 'pro', 'growth', 'lead_feed', 'enterprise', 'mcp_starter'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -61,6 +62,26 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
       warn(`Redis not reachable (${(err as Error).message}): API processes will see this change within 60 seconds`);
     }
     return row;
+  };
+  /**
+   * The client's credits spent but not flushed to Postgres yet (its Redis hash pend:<client>), so that what is shown
+   * and debited matches what the API admits against; {} without Redis.
+   */
+  const pending = async (clientId: string): Promise<Record<string, string>> => {
+    if (!redis) return {};
+    try {
+      return await redis.hgetall(`pend:${clientId}`);
+    } catch (err) {
+      warn(`Redis not reachable (${(err as Error).message}): requests of the last seconds are not counted`);
+      return {};
+    }
+  };
+  /** Our SQL's refusals as one-line errors: an unknown client, bad input, an email already taken. */
+  const refusal = (err: unknown, what: string) => {
+    const e = err as { code?: string; message: string };
+    if (e.code === 'P0002') return new AccountError(`${what} not found`);
+    if (e.code === '22023' || e.code === '23505') return new AccountError(e.message);
+    return err;
   };
   return {
     async createClient(input: { name: string; email: string; plan: string; signupAt?: Date }): Promise<ClientRow> {
@@ -159,20 +180,51 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
       );
     },
 
-    /** A positive or negative credit adjustment (refund, goodwill), recorded in the ledger. */
+    /**
+     * A credit adjustment (refund, goodwill, correction), recorded in the ledger by meter.adjust_credits: a positive
+     * one adds one-time credits; a negative one is debited in spending order (monthly grant, packs, one-time
+     * credits), one ledger row per bucket (`parts`), and refused beyond what the client has left.
+     */
     async adjustCredits(clientId: string, credits: number, reason: string) {
       if (!Number.isInteger(credits) || credits === 0)
         throw new AccountError('--credits must be a non-zero whole number');
       if (reason.trim() === '') throw new AccountError('--reason must say why');
-      return invalidate(
-        one(
-          await sql<{ id: string; client_id: string; delta: number; reason: string; created_at: Date }[]>`
-          INSERT INTO meter.ledger (client_id, bucket, delta, reason)
-          SELECT id, 'credits', ${credits}, ${reason} FROM accounts.clients WHERE id = ${clientId}
-          RETURNING id::text, client_id, delta::int, reason, created_at`,
-          `client ${clientId}`,
-        ),
-      );
+      type Part = { id: string; bucket: string; pack_id: string | null; period: string | null; delta: number };
+      let parts: (Part & { created_at: Date })[];
+      try {
+        parts = await sql<(Part & { created_at: Date })[]>`
+          SELECT id::text, bucket, pack_id, period, delta::int, created_at
+            FROM meter.adjust_credits(${clientId}::uuid, ${credits}, ${reason}, ${sql.json(await pending(clientId))})`;
+      } catch (err) {
+        throw refusal(err, `client ${clientId}`);
+      }
+      const first = one(parts, `client ${clientId}`);
+      return invalidate({
+        id: first.id,
+        client_id: clientId,
+        delta: credits,
+        reason,
+        created_at: first.created_at,
+        parts,
+      });
+    },
+
+    /**
+     * An invitation to the account site for a client made here: its sign-in (with the client's email) and a link to
+     * set its password, valid 7 days. Returns the email and the link (the caller mails or prints it).
+     */
+    async invite(clientId: string, siteUrl: string): Promise<{ email: string; name: string; link: string }> {
+      const token = newToken();
+      let rows;
+      try {
+        rows = await sql<
+          { email: string; name: string }[]
+        >`SELECT * FROM site.start_invite(${clientId}::uuid, ${tokenHash(token)})`;
+      } catch (err) {
+        throw refusal(err, `client ${clientId}`);
+      }
+      const row = one(rows, `client ${clientId}`);
+      return { ...row, link: `${siteUrl}/account/reset/confirm?token=${token}` };
     },
 
     /** Everything an operator asks about a client: plan, balances by bucket, this month's usage, ledger, overage. */
@@ -190,10 +242,21 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
             FROM accounts.clients WHERE id = ${clientId}`,
         `client ${clientId}`,
       );
+      // the account site's figures (meter.credits_left and the usage read, with what Redis has not flushed yet)
+      const pend = await pending(clientId);
+      const period = new Date().toISOString().slice(0, 7);
       const [balances] = await sql`
-        SELECT monthly::float8, credits::float8, overage::float8 AS overage_used, packs
-          FROM meter.client_balance(${clientId}::uuid, 'live', meter.period_of(now()))`;
-      const [usage] = await sql`SELECT * FROM api.get_account_usage(p_client_id => ${clientId}::uuid)`;
+        WITH b AS (SELECT * FROM meter.credits_left(${clientId}::uuid, ${sql.json(pend)}))
+        SELECT (SELECT credits FROM b WHERE bucket = 'monthly')::float8 AS monthly,
+               (SELECT credits FROM b WHERE bucket = 'credits')::float8 AS credits,
+               (overage + ${Number(pend[`o:${period}`] ?? 0)})::float8 AS overage_used,
+               coalesce((SELECT jsonb_agg(jsonb_build_object('id', pack_id, 'pack', pack, 'remaining', credits,
+                                                             'expires_at', expires_at) ORDER BY spend_order)
+                           FROM b WHERE bucket = 'pack'), '[]') AS packs
+          FROM meter.client_balance(${clientId}::uuid, 'live', ${period})`;
+      const [usage] = await sql`
+        SELECT events_count::float8, monthly_quota::float8, percent_used, reset_date, plan
+          FROM api.get_account_usage(p_client_id => ${clientId}::uuid, p_pending => ${Number(pend[`n:${period}`] ?? 0)})`;
       const ledger = await sql`
         SELECT id::int, bucket, pack_id, period, delta::int, reason, created_at
           FROM meter.ledger WHERE client_id = ${clientId} ORDER BY id DESC LIMIT 50`;

@@ -135,8 +135,8 @@ t.test('client set-limits, ledger adjust and client show', async (t) => {
 
   const shown = JSON.parse((await admin('client', 'show', '--client', client, '--json')).stdout);
   t.match(shown.client, { plan: 'enterprise', custom_rpm: 5000 });
-  t.same(shown.balances.monthly, 9000000, 'the contract grant');
-  t.same(shown.balances.credits, 175, 'one-time credits: +250 - 50 - 25');
+  t.same(shown.balances.monthly, 9000000 - 75, 'the contract grant, less the debits (it is spent first)');
+  t.same(shown.balances.credits, 250, 'one-time credits: +250');
   t.match(shown.usage, { events_count: 0, monthly_quota: 9000000, plan: 'enterprise' });
   t.same(
     shown.ledger.map((l: { delta: number }) => l.delta),

@@ -1,0 +1,92 @@
+-- Credits left by bucket, and the operator's adjustments. One definition of "what is left" serves the account site,
+-- `admin client show` and the debit of a negative adjustment, so the three always agree; Redis's hot balance
+-- (meter.client_balance, minus what is pending) is the same figure.
+
+-- p_pending: the client's Redis hash of spent-but-unflushed credits (pend:<client>: m:<period>, p:<pack id>, c, ...),
+-- as jsonb; {} reads Postgres alone.
+CREATE OR REPLACE FUNCTION meter.credits_left(p_client_id uuid, p_pending jsonb DEFAULT '{}', p_now timestamptz DEFAULT now())
+RETURNS TABLE (spend_order int, bucket text, pack_id uuid, pack text, expires_at timestamptz, credits bigint)
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
+AS $$
+  WITH c AS (
+    SELECT cl.id, meter.period_of(p_now) AS period,
+           CASE WHEN cl.plan = 'free' THEN 0 ELSE coalesce(cl.custom_monthly_credits, p.monthly_credits) END AS grant_credits
+      FROM accounts.clients cl JOIN accounts.plans p USING (plan) WHERE cl.id = p_client_id
+  ), pend AS (
+    SELECT coalesce(p_pending, '{}'::jsonb) AS j
+  )
+  SELECT 1, 'monthly', NULL::uuid, NULL::text, NULL::timestamptz,
+         (c.grant_credits
+          + coalesce((SELECT sum(l.delta) FROM meter.ledger l
+                       WHERE l.client_id = c.id AND l.bucket = 'monthly' AND l.period = c.period), 0)
+          - coalesce((pend.j ->> ('m:' || c.period))::bigint, 0))::bigint
+    FROM c, pend
+  UNION ALL
+  SELECT 2 + (row_number() OVER (ORDER BY cp.expires_at, cp.id))::int, 'pack', cp.id, cp.pack, cp.expires_at,
+         (cp.credits
+          + coalesce((SELECT sum(l.delta) FROM meter.ledger l WHERE l.pack_id = cp.id), 0)
+          - coalesce((pend.j ->> ('p:' || cp.id))::bigint, 0))::bigint
+    FROM accounts.credit_packs cp, pend
+   WHERE cp.client_id = p_client_id AND cp.expires_at > p_now
+  UNION ALL
+  SELECT 1000000, 'credits', NULL, NULL, NULL,
+         (coalesce((SELECT sum(l.delta) FROM meter.ledger l WHERE l.client_id = c.id AND l.bucket = 'credits'), 0)
+          - coalesce((pend.j ->> 'c')::bigint, 0))::bigint
+    FROM c, pend
+  ORDER BY 1
+$$;
+COMMENT ON FUNCTION meter.credits_left(uuid, jsonb, timestamptz) IS
+  'Credits a client has left, one row per bucket in spending order: this month''s grant (0 on the free trial), each unexpired pack (oldest-expiring first, with its expiry), one-time credits (the trial''s and adjustments). p_pending: the Redis hash of credits spent but not flushed yet. Example: SELECT * FROM meter.credits_left(''<client id>'');';
+
+-- An operator's adjustment. A positive one adds one-time credits. A negative one is debited as requests spend: this
+-- month's grant first, then packs (oldest-expiring first), then one-time credits, so no bucket is left negative beside
+-- a positive one; more than the client has left is refused. The client's row is locked, so two adjustments at once
+-- debit one after the other.
+CREATE OR REPLACE FUNCTION meter.adjust_credits(p_client_id uuid, p_credits bigint, p_reason text, p_pending jsonb DEFAULT '{}')
+RETURNS TABLE (id bigint, bucket text, pack_id uuid, period text, delta bigint, reason text, created_at timestamptz)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+  v_owed bigint;
+  v_left bigint;
+  v_take bigint;
+  b record;
+BEGIN
+  IF p_credits IS NULL OR p_credits = 0 THEN
+    RAISE EXCEPTION 'credits must be a non-zero whole number' USING ERRCODE = '22023';
+  END IF;
+  IF p_reason IS NULL OR btrim(p_reason) = '' THEN
+    RAISE EXCEPTION 'the reason must say why' USING ERRCODE = '22023';
+  END IF;
+  PERFORM 1 FROM accounts.clients WHERE accounts.clients.id = p_client_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'client % not found', p_client_id USING ERRCODE = 'P0002';
+  END IF;
+  IF p_credits > 0 THEN
+    RETURN QUERY
+      INSERT INTO meter.ledger AS l (client_id, bucket, delta, reason) VALUES (p_client_id, 'credits', p_credits, p_reason)
+      RETURNING l.id, l.bucket, l.pack_id, l.period, l.delta, l.reason, l.created_at;
+    RETURN;
+  END IF;
+  v_owed := -p_credits;
+  SELECT coalesce(sum(greatest(k.credits, 0)), 0) INTO v_left FROM meter.credits_left(p_client_id, p_pending) k;
+  IF v_left < v_owed THEN
+    RAISE EXCEPTION 'the client has % credits left; a debit can take at most that many', v_left USING ERRCODE = '22023';
+  END IF;
+  FOR b IN SELECT * FROM meter.credits_left(p_client_id, p_pending) ORDER BY spend_order LOOP
+    EXIT WHEN v_owed = 0;
+    v_take := least(greatest(b.credits, 0), v_owed);
+    CONTINUE WHEN v_take = 0;
+    RETURN QUERY
+      INSERT INTO meter.ledger AS l (client_id, bucket, pack_id, period, delta, reason)
+      VALUES (p_client_id, b.bucket, b.pack_id, CASE WHEN b.bucket = 'monthly' THEN meter.period_of(now()) END, -v_take, p_reason)
+      RETURNING l.id, l.bucket, l.pack_id, l.period, l.delta, l.reason, l.created_at;
+    v_owed := v_owed - v_take;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION meter.adjust_credits(uuid, bigint, text, jsonb) IS
+  'An operator''s credit adjustment, one ledger row per bucket touched: positive adds one-time credits; negative debits in spending order (monthly grant, packs oldest-expiring first, one-time credits) and is refused beyond what is left. p_pending: the Redis hash of credits spent but not flushed. Owner only (the operator CLI).';
+
+REVOKE ALL ON FUNCTION meter.credits_left(uuid, jsonb, timestamptz), meter.adjust_credits(uuid, bigint, text, jsonb)
+  FROM PUBLIC;
