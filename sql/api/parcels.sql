@@ -225,6 +225,9 @@ AS $$
 DECLARE
   v_words api.query_word[];
   v_ids integer[];
+  v_terms text[];
+  v_word_of integer[];
+  v_qualities float8[];
 BEGIN
   IF p_query IS NULL THEN PERFORM core.bad_input('q: is required'); END IF;
   PERFORM search.parcel_filter_of(p_query => p_query, p_county => p_county);  -- the query's and counties' checks
@@ -234,6 +237,8 @@ BEGIN
   v_words := search.autocomplete_reading(p_query);
   -- candidates: a few pages' worth, best completion of the last word first
   v_ids := search.autocomplete_candidates(v_words, search.parcel_postings_counties(p_county), 3 * p_limit);
+  SELECT array_agg(x.t), array_agg(w.i::int), array_agg(x.q) INTO v_terms, v_word_of, v_qualities
+    FROM unnest(v_words) WITH ORDINALITY AS w(word, terms, qualities, i), unnest(w.terms, w.qualities) AS x(t, q);
   RETURN QUERY
   SELECT r.id::int,
          CASE WHEN r.by_address THEN concat_ws(', ', r.site_address_full, r.site_city) ELSE r.owner_name END,
@@ -243,7 +248,9 @@ BEGIN
             FROM unnest(v_ids) WITH ORDINALITY AS u(id, ord)
             JOIN core.parcels p ON p.id = u.id
             JOIN core.counties c ON c.id = p.county_id
-           CROSS JOIN LATERAL search.autocomplete_scores(v_words, p.owner_search, p.address_search) s) r
+           CROSS JOIN LATERAL (SELECT o.score AS owner_score, a.score AS address_score
+                                 FROM search.autocomplete_score(v_terms, v_word_of, v_qualities, cardinality(v_words), p.owner_search) o,
+                                      search.autocomplete_score(v_terms, v_word_of, v_qualities, cardinality(v_words), p.address_search) a) s) r
    -- the best completion first: the side (address or owner) the words match best, whole words before prefixes
    -- (a completion's quality is the share it covers); on a tie an address before an owner name
    ORDER BY greatest(r.address_score, r.owner_score) DESC, r.by_address DESC, r.ord

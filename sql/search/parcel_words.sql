@@ -280,19 +280,22 @@ COMMENT ON FUNCTION search.autocomplete_reading(text) IS
   'Example: SELECT * FROM unnest(search.autocomplete_reading(''smith jo''));';
 
 -- How well a query's words match one side of a parcel: the mean over words of the best quality among the word's
--- terms that side holds (0 for a word it lacks).
+-- terms that side holds (0 for a word it lacks). The words' terms come flattened (p_terms, with the index of their
+-- word and their quality), so that each of the side's few words is looked up by array_positions.
 -- (a set-returning function of one row, so that the planner inlines it where it is joined)
-CREATE FUNCTION search.autocomplete_scores(p_words api.query_word[], p_owner text, p_address text)
-RETURNS TABLE (owner_score float8, address_score float8)
+CREATE FUNCTION search.autocomplete_score(p_terms text[], p_word_of integer[], p_qualities float8[], p_words integer,
+                                          p_side text)
+RETURNS TABLE (score float8)
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-  SELECT avg(coalesce((SELECT max(x.q) FROM unnest(w.terms, w.qualities) AS x(t, q)
-                        WHERE x.t = ANY (o.words)), 0)),
-         avg(coalesce((SELECT max(x.q) FROM unnest(w.terms, w.qualities) AS x(t, q)
-                        WHERE x.t = ANY (a.words)), 0))
-    FROM unnest(p_words) AS w,
-         LATERAL (SELECT string_to_array(p_owner, ' ') || core.join_particles(string_to_array(p_owner, ' ')) AS words) o,
-         LATERAL (SELECT string_to_array(p_address, ' ') || core.join_particles(string_to_array(p_address, ' ')) AS words) a
+  SELECT coalesce(sum(b.best), 0) / p_words
+    FROM (SELECT max(p_qualities[pos]) AS best
+            FROM unnest(string_to_array(p_side, ' ')
+                        || CASE WHEN string_to_array(p_side, ' ') && core.search_particles()
+                                THEN core.join_particles(string_to_array(p_side, ' ')) END) AS w,
+                 unnest(array_positions(p_terms, w)) AS pos
+           GROUP BY p_word_of[pos]) b
 $$;
-COMMENT ON FUNCTION search.autocomplete_scores(api.query_word[], text, text) IS
-  'How well query words match a normalized owner name and a normalized address, each a mean of best qualities in 0..1.';
+COMMENT ON FUNCTION search.autocomplete_score(text[], integer[], float8[], integer, text) IS
+  'How well query words match a normalized owner name or address, in 0..1 (the terms of all words flattened, with '
+  'their word''s index and quality; p_words: how many words).';
