@@ -22,8 +22,8 @@ export interface RecallResult {
 /** The exhaustive top k for one query, by the semantics above. */
 const GROUND_TRUTH = `
 WITH words AS (
-  SELECT w, min(i) AS i FROM unnest(string_to_array(core.normalize_text($1), ' ')) WITH ORDINALITY AS u(w, i)
-   WHERE w <> '' GROUP BY w ORDER BY min(i) LIMIT 12
+  -- the query's words as search reads them (normalized, particles joined, optional words left out)
+  SELECT w, i FROM unnest(search.query_words($1)) WITH ORDINALITY AS u(w, i)
 ), last AS (SELECT w FROM words ORDER BY i DESC LIMIT 1),
 matches AS (
   SELECT words.i, t.term,
