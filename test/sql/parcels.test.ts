@@ -225,7 +225,9 @@ t.test('the hot paths use indexes (enable_seqscan off)', async (t) => {
     /Limit[\s\S]*Index Scan using parcels_owner_text_idx/,
     "an owner's parcels in id order, as far as a page (the exact-text tier)",
   );
-  const [exactText] = await db.sql<{ sql: string }[]>`SELECT search.parcel_exact_text_sql('{123 OAK DR,OAK DR 123}') AS sql`;
+  const [exactText] = await db.sql<
+    { sql: string }[]
+  >`SELECT search.parcel_exact_text_sql('{123 OAK DR,OAK DR 123}') AS sql`;
   t.match(
     await plan(`SELECT id FROM core.parcels p WHERE ${exactText!.sql}`),
     /parcels_owner_text_idx[\s\S]*parcels_address_text_idx/,
