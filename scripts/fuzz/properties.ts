@@ -520,6 +520,33 @@ export function check(req: FuzzRequest, res: FuzzResponse, elapsedMs: number, ma
       out.push('202 with no body: nothing answered a request that needs an answer');
     return out;
   }
+  // answers in other standard formats: CSV and GeoJSON when asked for (format= or Accept), a vector tile (204 when
+  // empty) and the TileJSON document of the tiles
+  if (req.kind === 'rest' && res.status >= 200 && res.status < 300) {
+    const type = header(res, 'content-type') ?? '';
+    const url = new URL(req.url, 'http://x');
+    const asked = url.searchParams.get('format');
+    if (type.startsWith('text/csv')) {
+      if (asked !== null && asked !== 'csv') out.push(`CSV for format=${asked}`);
+      if (!/^[A-Za-z_]+(,[A-Za-z_]+)*\r?\n/.test(res.body))
+        out.push(`a CSV answer without a header row: ${clip(res.body)}`);
+      return out;
+    }
+    if (type.startsWith('application/geo+json')) {
+      const doc = parse(res.body);
+      if (!doc.ok || !isObject(doc.value) || !['Feature', 'FeatureCollection'].includes(String(doc.value.type)))
+        out.push('a GeoJSON answer that is not a Feature or a FeatureCollection');
+      return out;
+    }
+    if (/^\/(api\/)?v1\/tiles\//.test(url.pathname)) {
+      if (/\.json\/*$/.test(url.pathname)) {
+        const doc = parse(res.body);
+        if (!doc.ok || !isObject(doc.value) || !('tilejson' in doc.value)) out.push('a 2xx TileJSON without tilejson');
+      } else if (res.status !== 204 && !type.startsWith('application/vnd.mapbox-vector-tile'))
+        out.push(`a tile with content-type ${JSON.stringify(type)}`);
+      return out;
+    }
+  }
   const body = parse(res.body);
   if (!body.ok) return [...out, `body is not JSON: ${clip(JSON.stringify(res.body))}`];
   const type = header(res, 'content-type') ?? '';
