@@ -13,6 +13,8 @@ import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
 import apiRoutes from './routes/index.ts';
 import mcp from './mcp/server.ts';
+import webhooks from './webhooks/plugin.ts';
+import { webhookSettings } from './webhooks/settings.ts';
 import site from './site/index.ts';
 import { redactLinkTokens } from './site/tokens.ts';
 import formats from './formats/plugin.ts';
@@ -84,6 +86,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(openapi);
   await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX, usageBatchMs: config.USAGE_BATCH_MS });
   await app.register(auth, { secret: config.API_KEY_SECRET });
+  await app.register(webhooks, { settings: webhookSettings(config) });
   await app.register(formats); // before the routes: it adapts the routes that opt in as they are added
   await app.register(apiRoutes, { prefix: '/v1' });
   await app.register(apiRoutes, { prefix: '/api/v1' });

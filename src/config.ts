@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl, siteDatabaseUrl } from './db-url.ts';
+import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl, siteDatabaseUrl, webhooksDatabaseUrl } from './db-url.ts';
 import { resolveKeySecret } from './accounts/keys.ts';
 
 const ConfigSchema = Type.Object({
@@ -54,6 +54,23 @@ const ConfigSchema = Type.Object({
   MAIL_FROM: Type.String({ default: 'Florida Property API <no-reply@localhost>' }),
   /** Where the site tells customers to write to change plan or buy a credit pack. */
   SUPPORT_EMAIL: Type.String({ default: 'support@localhost', pattern: '^[^@\\s]+@[^@\\s]+$' }),
+  /** Webhooks (docs/webhooks.md#settings): the api_webhooks connection, derived from API_DATABASE_URL. */
+  WEBHOOKS_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
+  /** Whether each API process also runs the delivery workers (`npm run worker` runs them alone). */
+  WEBHOOK_WORKER: Type.Boolean({ default: true }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
+  /** Seconds before each retry (jittered by up to 20%); after the last, a delivery has failed. About 3 days. */
+  WEBHOOK_RETRY_SCHEDULE: Type.String({
+    pattern: '^\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)*$',
+    default: '5,60,300,1800,3600,7200,14400,28800,43200,43200,43200,43200,28800',
+  }),
+  WEBHOOK_DISABLE_AFTER_SECONDS: Type.Number({ minimum: 0, default: 5 * 86400 }),
+  WEBHOOK_SWEEP_MS: Type.Integer({ minimum: 50, maximum: 600_000, default: 10_000 }),
+  /** http:// and loopback targets (127.0.0.1, ::1); default on in development only, refused in production. */
+  WEBHOOK_ALLOW_LOOPBACK: Type.Boolean(),
+  /** Key that encrypts the signing secrets at rest; default derived from API_KEY_SECRET. */
+  WEBHOOK_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -93,6 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   raw.REDIS_URL ??= localRedisUrl(env);
   raw.SITE_DATABASE_URL ??= siteDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
   raw.SITE_URL ??= localSiteUrl(raw.HOST as string | undefined, raw.PORT as string | undefined);
+  raw.WEBHOOKS_DATABASE_URL ??= webhooksDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
+  raw.WEBHOOK_ALLOW_LOOPBACK ??= String((raw.NODE_ENV ?? 'development') === 'development');
   try {
     raw.API_KEY_SECRET ??= resolveKeySecret(env);
   } catch {
@@ -100,6 +119,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const decoded = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw));
   const problems = [...Value.Errors(ConfigSchema, decoded)].map((e) => `${e.path.slice(1) || '(root)'}: ${e.message}`);
+  const webhooks = decoded as { NODE_ENV?: string; WEBHOOK_ALLOW_LOOPBACK?: unknown };
+  if (webhooks.NODE_ENV === 'production' && webhooks.WEBHOOK_ALLOW_LOOPBACK === true) {
+    problems.push('WEBHOOK_ALLOW_LOOPBACK: must not be true in production (webhook targets are https:// only)');
+  }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return decoded as Config;
 }

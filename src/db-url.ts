@@ -34,6 +34,11 @@ export function siteDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   return env.SITE_DATABASE_URL || withRole(apiDatabaseUrl(env), 'api_site');
 }
 
+/** The webhooks' connection (management writes, delivery workers): the API's server and database as api_webhooks. */
+export function webhooksDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.WEBHOOKS_DATABASE_URL || withRole(apiDatabaseUrl(env), 'api_webhooks');
+}
+
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;

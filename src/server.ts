@@ -5,6 +5,8 @@ import cluster from 'node:cluster';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from './config.ts';
 import { buildApp } from './app.ts';
+import { webhookSettings } from './webhooks/settings.ts';
+import { WebhookWorker } from './webhooks/worker.ts';
 
 /** Serves the API with `plugins` registered after its own routes (bench/server.ts adds its floor routes). */
 export async function serve(config: Config, plugins: FastifyPluginAsync[] = []): Promise<void> {
@@ -30,6 +32,7 @@ export async function serve(config: Config, plugins: FastifyPluginAsync[] = []):
     }
   } else {
     const app = await buildApp(config, { plugins });
+    let webhookWorker: WebhookWorker | null = null; // the delivery workers, unless WEBHOOK_WORKER=false
 
     let closing = false;
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -39,7 +42,7 @@ export async function serve(config: Config, plugins: FastifyPluginAsync[] = []):
         app.log.info({ signal }, 'shutting down');
         const force = setTimeout(() => process.exit(1), 10_000);
         force.unref();
-        app.close().then(
+        Promise.all([app.close(), webhookWorker?.stop()]).then(
           () => process.exit(0),
           () => process.exit(1),
         );
@@ -54,6 +57,15 @@ export async function serve(config: Config, plugins: FastifyPluginAsync[] = []):
         e.code === 'EADDRINUSE' ? `port ${config.PORT} is taken: stop that program or set PORT=<free port>` : e.message,
       );
       process.exit(1);
+    }
+    if (config.WEBHOOK_WORKER) {
+      webhookWorker = await WebhookWorker.start(
+        webhookSettings(config),
+        app.log.child({ component: 'webhooks' }),
+      ).catch((err: Error) => {
+        console.error(`webhook workers could not start: ${err.message}`);
+        process.exit(1);
+      });
     }
   }
 }

@@ -41,6 +41,7 @@ CREATE OR REPLACE FUNCTION ingest.merge_nal(p_load_id bigint, p_county_id smalli
   LANGUAGE plpgsql SET enable_nestloop = off AS $$
 BEGIN
   PERFORM ingest.lock_county(p_county_id);
+  PERFORM webhooks.begin_merge(p_load_id, p_county_id, 'nal');  -- webhook events of the writes below
   UPDATE core.parcels p
      SET roll_year = s.roll_year, owner_name = s.owner_name, owner_address1 = s.owner_address1,
          owner_address2 = s.owner_address2, owner_city = s.owner_city, owner_state = s.owner_state,
@@ -94,6 +95,7 @@ BEGIN
   SELECT count(*)::integer INTO parcel_count FROM core.parcels p WHERE p.county_id = p_county_id;
   UPDATE core.counties c SET parcel_count = merge_nal.parcel_count, last_import_at = now(), updated_at = now()
    WHERE c.id = p_county_id;
+  PERFORM webhooks.end_merge(p_load_id, p_county_id, 'nal', inserted, updated, deleted);
 END $$;
 COMMENT ON FUNCTION ingest.merge_nal(bigint, smallint) IS
   'Merges one county of a NAL load into core.parcels (update changed rows in place, insert new, delete parcels absent from the file; geometry untouched) and sets the county''s parcel_count and last_import_at. Call inside the load''s transaction.';
@@ -105,6 +107,7 @@ CREATE OR REPLACE FUNCTION ingest.merge_sdf(p_load_id bigint, p_county_id smalli
   LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM ingest.lock_county(p_county_id);
+  PERFORM webhooks.begin_merge(p_load_id, p_county_id, 'sdf');
   WITH w AS (
     INSERT INTO core.sales AS t (county_id, parcel_id, sale_date, sale_price, book, page, instrument_number,
            qualification_code, vacant_improved, multi_parcel, sale_id_code, dor_use_code, source)
@@ -123,6 +126,7 @@ BEGIN
             EXCLUDED.dor_use_code)
     RETURNING (t.xmax = 0) AS is_insert)
   SELECT count(*) FILTER (WHERE is_insert), count(*) FILTER (WHERE NOT is_insert) INTO inserted, updated FROM w;
+  PERFORM webhooks.end_merge(p_load_id, p_county_id, 'sdf', inserted, updated, 0);
 END $$;
 COMMENT ON FUNCTION ingest.merge_sdf(bigint, smallint) IS
   'Upserts one county of an SDF load into core.sales on the sale natural key; changed attributes are updated, nothing is deleted.';
@@ -155,6 +159,7 @@ CREATE OR REPLACE FUNCTION ingest.merge_geometry(p_load_id bigint, p_county_id s
   LANGUAGE plpgsql SET enable_nestloop = off AS $$  -- county-wide joins: see ingest.merge_nal
 BEGIN
   PERFORM ingest.lock_county(p_county_id);
+  PERFORM webhooks.begin_merge(p_load_id, p_county_id, 'parcel-geometry');
   WITH g AS (
     SELECT core.normalize_parcel_id(s.parcel_id) AS parcel_key,
            CASE WHEN count(*) = 1 THEN (array_agg(s.geom))[1]
@@ -175,6 +180,7 @@ BEGIN
                         AND core.normalize_parcel_id(s.parcel_id) = p.parcel_key);
   GET DIAGNOSTICS cleared = ROW_COUNT;
   UPDATE core.counties c SET last_import_at = now(), updated_at = now() WHERE c.id = p_county_id;
+  PERFORM webhooks.end_merge(p_load_id, p_county_id, 'parcel-geometry', 0, updated, cleared);
 END $$;
 COMMENT ON FUNCTION ingest.merge_geometry(bigint, smallint) IS
   'Sets geom and centroid (ST_PointOnSurface) of one county''s parcels from a geometry load, polygons of one PARCELNO unioned; parcels of the county absent from the file get NULL geom and centroid.';
@@ -187,6 +193,7 @@ CREATE OR REPLACE FUNCTION ingest.merge_delinquencies(p_load_id bigint, p_county
   LANGUAGE plpgsql SET enable_nestloop = off AS $$  -- county-wide joins: see ingest.merge_nal
 BEGIN
   PERFORM ingest.lock_county(p_county_id);
+  PERFORM webhooks.begin_merge(p_load_id, p_county_id, 'delinquencies');
   WITH w AS (
     INSERT INTO core.tax_delinquencies AS t (county_id, parcel_id, tax_year, status, delinquent_amount, total_due,
            certificate_number, certificate_sale_date, owner_name, site_address_full, source_vendor, face_amount,
@@ -227,6 +234,7 @@ BEGIN
                         AND core.normalize_parcel_id(s.parcel_id) = d.parcel_key
                         AND coalesce(s.certificate_number, '') = coalesce(d.certificate_number, ''));
   GET DIAGNOSTICS deleted = ROW_COUNT;
+  PERFORM webhooks.end_merge(p_load_id, p_county_id, 'delinquencies', inserted, updated, deleted);
 END $$;
 COMMENT ON FUNCTION ingest.merge_delinquencies(bigint, smallint) IS
   'Upserts one county of a delinquency load into core.tax_delinquencies on (county, tax year, parcel key, certificate number) and deletes records of the same county and tax years that the file no longer lists.';

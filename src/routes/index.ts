@@ -6,6 +6,7 @@ import parcels from './parcels.ts';
 import sales from './sales.ts';
 import taxDelinquencies from './tax-delinquencies.ts';
 import tiles from './tiles.ts';
+import webhooks from './webhooks.ts';
 
 /** The resources alone, without a guard: what apiRoutes guards (and what a benchmark may serve bare). */
 export const resources: FastifyPluginAsync = async (app) => {
@@ -15,6 +16,7 @@ export const resources: FastifyPluginAsync = async (app) => {
   await app.register(sales);
   await app.register(taxDelinquencies);
   await app.register(tiles);
+  await app.register(webhooks);
 };
 
 const apiRoutes: FastifyPluginAsync = async (app) => {

@@ -1,0 +1,288 @@
+// The delivery workers (docs/webhooks.md#delivery), on graphile-worker: jobs in the schema webhooks_jobs carry the
+// wake-ups, the state lives in the webhooks tables (sql/webhooks/deliveries.sql). Three tasks:
+//   webhooks_fanout   turns queued imports' events into deliveries (NOTIFY webhooks_outbox at an import's commit);
+//   webhooks_drain    sends one endpoint's due deliveries in event order, under a lease on the endpoint, and schedules
+//                     itself for the endpoint's next retry;
+//   webhooks_sweep    every WEBHOOK_SWEEP_MS: queued imports and due endpoints whose wake-up was lost or whose worker
+//                     died (its lease ran out), and the retention purge.
+// Any number of processes may run it: jobs are taken once, imports are fanned out once (row locks), an endpoint is
+// drained by one worker at a time (its lease). A worker killed mid-delivery leaves its claims to run out; the next
+// worker records an interrupted attempt and sends again with the same webhook-id.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import postgres from 'postgres';
+import { Logger, run, type LogLevel, type Runner, type Task, type TaskSpec } from 'graphile-worker';
+import type { WebhookSettings } from './settings.ts';
+import { openSecret } from './secrets.ts';
+import { Sender, eventBody, signer, type AttemptResult } from './send.ts';
+
+/** The pino methods the worker logs with (a Fastify logger or a pino instance). */
+export interface WorkerLog {
+  debug: (obj: object, msg?: string) => void;
+  info: (obj: object, msg?: string) => void;
+  warn: (obj: object, msg?: string) => void;
+  error: (obj: object, msg?: string) => void;
+}
+
+export const JOB_SCHEMA = 'webhooks_jobs';
+/** Deliveries claimed at once; the lease is renewed between them when a slow receiver needs it. */
+const BATCH = 100;
+/** Events fanned out per transaction. */
+const FANOUT_CHUNK = 10_000;
+/** Consecutive failed attempts after which an endpoint rests until its earliest retry. */
+const BREAKER = 5;
+const PURGE_LIMIT = 10_000;
+
+interface Claimed {
+  delivery_id: string;
+  attempt: number;
+  manual: boolean;
+  event_id: string;
+  type: string;
+  created_at: string;
+  data: string;
+  previous: string | null;
+}
+
+/** When attempt `n` (1-based) failed: the time of the next one, or null when none is left. Jitter: ±20%. */
+export function nextAttemptAt(settings: Pick<WebhookSettings, 'retryScheduleMs'>, n: number, now = Date.now()) {
+  const delay = settings.retryScheduleMs[n - 1];
+  if (delay === undefined) return null;
+  return new Date(now + Math.round(delay * (0.8 + 0.4 * Math.random())));
+}
+
+export class WebhookWorker {
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private seq = 0;
+  private runner: Runner | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private listening: { unlisten: () => Promise<void> } | null = null;
+  private readonly sql: postgres.Sql;
+  private readonly pool: pg.Pool;
+  private readonly sender: Sender;
+  private readonly maxAttempts: number;
+
+  private constructor(
+    private readonly settings: WebhookSettings,
+    private readonly log: WorkerLog,
+  ) {
+    this.sql = postgres(settings.databaseUrl, {
+      max: settings.concurrency + 1,
+      idle_timeout: 60,
+      connect_timeout: 10,
+      onnotice: () => {},
+      connection: { application_name: 'florida-webhooks' },
+    });
+    this.pool = new pg.Pool({
+      connectionString: settings.databaseUrl,
+      max: settings.concurrency + 2,
+      application_name: 'florida-webhooks-jobs',
+    });
+    // an idle connection that fails is dropped by the pool and replaced; it must not crash the process
+    this.pool.on('error', (err) => log.warn({ err: err.message }, 'webhook job queue connection failed'));
+    this.pool.on('connect', (client) =>
+      client.on('error', (err) => log.warn({ err: err.message }, 'webhook job queue connection failed')),
+    );
+    this.sender = new Sender({ allowLoopback: settings.allowLoopback }, settings.timeoutMs);
+    this.maxAttempts = settings.retryScheduleMs.length + 1;
+  }
+
+  /** Installs or upgrades the job queue (inside webhooks_jobs), then starts taking jobs. */
+  static async start(settings: WebhookSettings, log: WorkerLog): Promise<WebhookWorker> {
+    const w = new WebhookWorker(settings, log);
+    try {
+      await w.begin();
+    } catch (err) {
+      await w.stop();
+      throw err;
+    }
+    return w;
+  }
+
+  private async begin() {
+    const tasks: Record<string, Task> = {
+      webhooks_fanout: () => this.fanOut(),
+      webhooks_drain: (payload) => this.drain((payload as { endpoint: string }).endpoint),
+      webhooks_sweep: () => this.sweep(),
+    };
+    const log = this.log;
+    const logger = new Logger(() => (level: LogLevel, message: string) => {
+      if (level === 'error') log.error({}, `webhook jobs: ${message}`);
+      else if (level === 'warning') log.warn({}, `webhook jobs: ${message}`);
+      else log.debug({}, `webhook jobs: ${message}`);
+    });
+    this.runner = await run({
+      pgPool: this.pool,
+      schema: JOB_SCHEMA,
+      concurrency: this.settings.concurrency,
+      noHandleSignals: true,
+      pollInterval: 1000,
+      taskList: tasks,
+      logger,
+    });
+    this.listening = await this.sql.listen(
+      'webhooks_outbox',
+      () => void this.add('webhooks_fanout', {}, { jobKey: 'webhooks_fanout' }),
+      // on every (re)connection: anything queued while nobody listened is found by a sweep
+      () => void this.add('webhooks_sweep', {}, { jobKey: 'webhooks_sweep' }),
+    );
+    this.timer = setInterval(
+      () => void this.add('webhooks_sweep', {}, { jobKey: 'webhooks_sweep' }),
+      this.settings.sweepMs,
+    );
+    this.timer.unref();
+    this.log.info({ worker: this.id, concurrency: this.settings.concurrency }, 'webhook workers started');
+  }
+
+  /** Stops taking jobs, lets the running ones finish (graphile-worker's graceful stop), closes the connections. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.listening?.unlisten().catch(() => {});
+    this.listening = null;
+    await this.runner?.stop().catch((err: Error) => this.log.warn({ err: err.message }, 'webhook workers stop'));
+    this.runner = null;
+    this.sender.close();
+    await this.sql.end({ timeout: 5 });
+    await this.pool.end().catch(() => {});
+  }
+
+  private async add(task: string, payload: object, spec: TaskSpec) {
+    try {
+      await this.runner?.addJob(task, payload, spec);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, task }, 'could not queue a webhook job; the sweep will');
+    }
+  }
+
+  private kick(endpoint: string) {
+    return this.add('webhooks_drain', { endpoint }, { jobKey: `webhooks_drain:${endpoint}` });
+  }
+
+  private async fanOut() {
+    for (;;) {
+      const [r] = await this.sql<{ took: boolean; endpoint_ids: string[]; more: boolean }[]>`
+        SELECT took, endpoint_ids, more FROM webhooks.fan_out(${FANOUT_CHUNK})`;
+      for (const endpoint of r!.endpoint_ids) await this.kick(endpoint);
+      if (!r!.took || !r!.more) return;
+    }
+  }
+
+  private async sweep() {
+    const [r] = await this.sql<{ outbox_pending: boolean; due_endpoints: string[]; purged: number }[]>`
+      SELECT outbox_pending, due_endpoints, purged FROM webhooks.sweep(${this.settings.retentionMs}, ${PURGE_LIMIT})`;
+    if (r!.outbox_pending) await this.add('webhooks_fanout', {}, { jobKey: 'webhooks_fanout' });
+    for (const endpoint of r!.due_endpoints) await this.kick(endpoint);
+    if (r!.purged > 0) this.log.debug({ purged: r!.purged }, 'webhook retention purge');
+  }
+
+  /** Sends the endpoint's due deliveries while it holds the endpoint's lease; another worker's lease means it is done. */
+  async drain(endpoint: string): Promise<void> {
+    const owner = `${this.id}:${++this.seq}`;
+    for (;;) {
+      const [ep] = await this.sql<{ url: string; secret_box: Buffer; old_secret_box: Buffer | null }[]>`
+        SELECT url, secret_box, old_secret_box
+          FROM webhooks.acquire_endpoint(${endpoint}::uuid, ${owner}, ${this.settings.leaseMs})`;
+      if (!ep) return;
+      let restUntil: Date | null = null;
+      let failure: unknown = null;
+      try {
+        restUntil = await this.sendDue(endpoint, owner, ep);
+      } catch (err) {
+        failure = err;
+        // (a database failure, or a secret that no longer opens): rest, and let the job be retried
+        restUntil = new Date(Date.now() + this.settings.sweepMs);
+      }
+      const [left] = await this.sql<{ due_now: boolean | null; next_at: Date | null }[]>`
+        SELECT due_now, next_at FROM webhooks.release_endpoint(${endpoint}::uuid, ${owner}, ${restUntil})`;
+      if (failure) throw failure;
+      if (left?.due_now) continue;
+      if (left?.next_at) {
+        await this.add('webhooks_drain', { endpoint }, { jobKey: `webhooks_retry:${endpoint}`, runAt: left.next_at });
+      }
+      return;
+    }
+  }
+
+  /** Claims and sends batch after batch; returns when the endpoint should rest (after BREAKER failures in a row). */
+  private async sendDue(
+    endpoint: string,
+    owner: string,
+    ep: { url: string; secret_box: Buffer; old_secret_box: Buffer | null },
+  ): Promise<Date | null> {
+    const key = this.settings.secretKey;
+    const sign = signer(
+      openSecret(key, endpoint, ep.secret_box),
+      ep.old_secret_box ? openSecret(key, endpoint, ep.old_secret_box) : null,
+    );
+    let failedInARow = 0;
+    for (;;) {
+      const claimedAt = Date.now();
+      const batch = await this.sql<Claimed[]>`
+        SELECT delivery_id::text, attempt, manual, event_id, type, created_at, data, previous
+          FROM webhooks.claim_deliveries(${endpoint}::uuid, ${owner}, ${BATCH}, ${this.settings.leaseMs},
+                                         ${this.maxAttempts})`;
+      if (batch.length === 0) return null;
+      let leaseEnds = claimedAt + this.settings.leaseMs;
+      const results: (AttemptResult & { d: Claimed; next: Date | null })[] = [];
+      const unsent: string[] = [];
+      let rest: Date | null = null;
+      for (const d of batch) {
+        if (rest === null && Date.now() + this.settings.timeoutMs + 1000 > leaseEnds) {
+          const renewedAt = Date.now();
+          const [r] = await this.sql<{ until: Date | null }[]>`
+            SELECT webhooks.renew_lease(${endpoint}::uuid, ${owner}, ${this.settings.leaseMs}) AS until`;
+          if (!r?.until) rest = new Date(); // the lease is gone (this worker stalled): stop; the other worker sends
+          leaseEnds = renewedAt + this.settings.leaseMs;
+        }
+        if (rest !== null) {
+          unsent.push(d.delivery_id);
+          continue;
+        }
+        const body = eventBody(d);
+        const at = new Date();
+        const result = await this.sender.post(
+          ep.url,
+          {
+            'webhook-id': d.event_id,
+            'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+            'webhook-signature': sign.sign(d.event_id, at, body),
+          },
+          body,
+        );
+        const next = result.ok || d.manual ? null : nextAttemptAt(this.settings, d.attempt);
+        results.push({ ...result, d, next });
+        failedInARow = result.ok ? 0 : failedInARow + 1;
+        if (failedInARow >= BREAKER) {
+          const retries = results.filter((r) => !r.ok && r.next).map((r) => r.next!.getTime());
+          rest = new Date(retries.length ? Math.min(...retries) : Date.now() + this.settings.sweepMs);
+        }
+      }
+      const lastSuccess = results.map((r) => r.ok).lastIndexOf(true);
+      const firstFailureAfter = results.slice(lastSuccess + 1).find((r) => !r.ok);
+      const [rec] = await this.sql<{ enabled: boolean }[]>`
+        SELECT webhooks.record_attempts(
+          ${endpoint}::uuid,
+          ${this.sql.json(
+            results.map((r) => ({
+              delivery_id: Number(r.d.delivery_id),
+              attempt: r.d.attempt,
+              attempted_at: r.attemptedAt.toISOString(),
+              duration_ms: r.durationMs,
+              status_code: r.statusCode,
+              error: r.error,
+              ok: r.ok,
+              next_attempt_at: r.next?.toISOString() ?? null,
+            })),
+          )}::jsonb,
+          ${unsent}::bigint[],
+          ${lastSuccess >= 0},
+          ${firstFailureAfter?.attemptedAt ?? null},
+          ${this.settings.disableAfterMs}
+        ) AS enabled`;
+      if (!rec?.enabled) return null;
+      if (rest) return rest;
+    }
+  }
+}
