@@ -89,7 +89,7 @@ const MISSES: Record<string, { why: string; meet: string }> = {
   'near 500 m': PLACE_MISS,
   'bbox 1 km2': PLACE_MISS,
   mixed: {
-    why: 'the mix interleaves the 14 workloads evenly, so 2 of every 14 requests are searches; at about 20 and 10 ms of database CPU each they use most of the 2 cores, and the other 12 requests add about 1 ms each across the API, Postgres, Redis and the load generator',
+    why: 'the mix interleaves the 15 workloads evenly, so 3 of every 15 requests are searches (statewide, in a county, autocomplete); they use most of the 2 cores, and the other 12 requests add about 1 ms each across the API, Postgres, Redis and the load generator',
     meet: 'search on cores of its own (a read replica per 2-4 cores behind the same API), plus the cheaper search above',
   },
   /** A missed target this file does not explain yet. */
