@@ -19,8 +19,13 @@ export function planIncludes(request: FastifyRequest, feature: PlanFeature): boo
   return feature === 'csv' ? auth.csv : auth.webhooks !== 'no';
 }
 
-/** Throws the 403 feature_not_in_plan when the request's plan lacks the feature. */
-export function requirePlanFeature(request: FastifyRequest, feature: PlanFeature): void {
+/**
+ * Throws the 403 feature_not_in_plan when the request's plan lacks the feature. The plan is read again before a
+ * refusal: the cached one may be a moment older than an upgrade.
+ */
+export async function requirePlanFeature(request: FastifyRequest, feature: PlanFeature): Promise<void> {
+  if (planIncludes(request, feature)) return;
+  await request.server.refreshAuth(request);
   if (planIncludes(request, feature)) return;
   const { name, plans } = PLAN_FEATURES[feature];
   throw new ApiError(

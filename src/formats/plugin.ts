@@ -112,7 +112,7 @@ export default fp(
       const choose: preHandlerAsyncHookHandler = async (request) => {
         const format = negotiate((request.query as { format?: unknown }).format, request.headers.accept, offered);
         request.responseFormat = format;
-        if (format === 'csv') requirePlanFeature(request, 'csv');
+        if (format === 'csv') await requirePlanFeature(request, 'csv');
       };
 
       const handler = route.handler;

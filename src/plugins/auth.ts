@@ -44,6 +44,8 @@ declare module 'fastify' {
      * the refusal to give (401, 403, or 429 for a flooding address), not sent.
      */
     reauthenticate: (request: FastifyRequest, reply: FastifyReply, surface: Surface) => Promise<ApiError | null>;
+    /** Reads the request's key from Postgres again and, while it is valid, puts what it says in `request.auth`. */
+    refreshAuth: (request: FastifyRequest) => Promise<void>;
   }
 }
 
@@ -220,6 +222,12 @@ export default fp<{ secret: string }>(
       return check(request, reply, surface, key ? await lookup(key, cacheKeyOf(key)) : undefined);
     });
 
+    app.decorate('refreshAuth', async (request: FastifyRequest) => {
+      const key = presentedKey(request);
+      const auth = key ? await lookup(key, cacheKeyOf(key)) : undefined;
+      if (auth) request.auth = auth;
+    });
+
     app.decorate('authenticate', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
       const key = presentedKey(request);
       if (key === null) return sendError(reply, await failure(request, reply));
@@ -231,7 +239,9 @@ export default fp<{ secret: string }>(
         accept(request, fresh);
         return;
       }
-      const auth = fresh ?? (await lookup(key, id));
+      // anything else is read from Postgres: a refusal must be as current as the data (a client upgraded a moment
+      // ago, whose change notice has not arrived yet, is served on its next request)
+      const auth = await lookup(key, id);
       const refusal = await check(request, reply, surface, auth);
       if (refusal?.statusCode === 403)
         return sendError(reply, (await countRefused(request, reply, surface, auth!)) ?? refusal);

@@ -72,7 +72,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
   const shown = (request: FastifyRequest, row: EndpointRow) => ({ ...row, beta: request.auth!.webhooks === 'beta' });
   const client = async (request: FastifyRequest) => {
     await admitted(request);
-    requirePlanFeature(request, 'webhooks');
+    await requirePlanFeature(request, 'webhooks');
     return request.auth!.clientId;
   };
   const missing = () => notFound('No webhook endpoint with that id.');

@@ -170,3 +170,29 @@ t.test('last_used_at is recorded in batches, not per request', async (t) => {
   const [after] = await db.sql`SELECT last_used_at FROM accounts.api_keys WHERE id = ${c.keyId}`;
   t.ok(after?.last_used_at instanceof Date, 'flushed when the app closes');
 });
+
+t.test(
+  'a refusal is as current as Postgres: an upgrade serves the next request before its change notice',
+  async (t) => {
+    // the plan changed with triggers off (session_replication_role = replica): no change notice, no Redis reset, so
+    // the process's cache still holds the old plan; only reading the key again can serve the request
+    const behindTheCache = (clientId: string, plan: string) =>
+      db.sql.begin(async (tx) => {
+        await tx`SET LOCAL session_replication_role = replica`;
+        await tx`UPDATE accounts.clients SET plan = ${plan} WHERE id = ${clientId}`;
+      });
+    const starter = await newClient('mcp_starter');
+    t.equal((await get(starter.headers)).statusCode, 403, 'MCP Starter: REST refused (and the key cached)');
+    await behindTheCache(starter.client.id, 'growth');
+    t.equal((await get(starter.headers)).statusCode, 200, 'upgraded to Growth: served at once');
+
+    const developer = await newClient('developer');
+    const csv = (headers: Record<string, string>) => get(headers, '/v1/counties?format=csv');
+    t.equal((await csv(developer.headers)).statusCode, 403, 'Developer: CSV refused');
+    t.equal((await get(developer.headers)).statusCode, 200, 'and its key cached by a served request');
+    await behindTheCache(developer.client.id, 'pro');
+    const upgraded = await csv(developer.headers);
+    t.equal(upgraded.statusCode, 200, 'upgraded to Pro: CSV at once');
+    t.match(upgraded.headers['content-type'], /^text\/csv/);
+  },
+);
