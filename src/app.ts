@@ -19,6 +19,7 @@ import site from './site/index.ts';
 import { redactLinkTokens } from './site/tokens.ts';
 import formats from './formats/plugin.ts';
 import explorer from './explorer/index.ts';
+import metrics from './plugins/metrics.ts';
 
 export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
@@ -83,6 +84,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
   await app.register(redis, { url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(health);
+  await app.register(metrics, { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.HOST });
   await app.register(openapi);
   await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX, usageBatchMs: config.USAGE_BATCH_MS });
   await app.register(auth, { secret: config.API_KEY_SECRET });

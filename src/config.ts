@@ -37,6 +37,10 @@ const ConfigSchema = Type.Object({
   USAGE_BATCH_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   /** HMAC secret for API-key hashes (or API_KEY_SECRET_FILE); outside production the local file `make run` makes. */
   API_KEY_SECRET: Type.String({ minLength: 32 }),
+  /** Prometheus metrics at /metrics on the API's port for `Authorization: Bearer <METRICS_TOKEN>` (docs/operations.md). */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 32 })),
+  /** Prometheus metrics at /metrics on this port of HOST, without a token (a private scrape network). */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   /** The map explorer's base map: a MapLibre style URL; unset, parcels are drawn on a plain background. */
   MAP_STYLE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s"<>]+$' })),
   /** The account site's connection, as api_site; derived from API_DATABASE_URL (docs/site.md). */
