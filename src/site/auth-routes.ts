@@ -15,7 +15,7 @@ import {
   setPasswordPage,
   signupPage,
   type Errors,
-} from './pages.ts';
+} from './auth-pages.ts';
 import { MAX_PASSWORD, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import * as q from './queries.ts';
 import { waitText } from './throttle.ts';

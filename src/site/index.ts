@@ -14,7 +14,7 @@ import type { AuthContext } from '../plugins/auth.ts';
 import { periodOf } from '../metering/periods.ts';
 import { page, type Html } from './html.ts';
 import { createMailer, type Mail, type Mailer } from './mail.ts';
-import { messagePage } from './pages.ts';
+import { messagePage } from './auth-pages.ts';
 import { touchSession, type Pending, type SessionRow } from './queries.ts';
 import { throttle, type Throttle } from './throttle.ts';
 import { isToken, newToken, tokenHash } from './tokens.ts';
