@@ -60,7 +60,7 @@ AS $$
 DECLARE
   v_words api.query_word[] := search.parcel_words_of(p_filter.query, p_words);
   v_where text;
-  v_texts text[] := search.exact_texts(p_filter.query, v_words);
+  v_texts text[];  -- the query's texts (search.exact_texts), for a relevance sort
   v_sort text := coalesce(p_sort, CASE WHEN p_filter.query IS NOT NULL THEN 'relevance' WHEN p_filter.near_lat IS NOT NULL THEN 'distance' ELSE 'id' END);
   v_column text := substring(v_sort FROM '^(just_value|assessed_value|taxable_value|last_sale_date|last_sale_price|year_built)_(?:asc|desc)$');
   v_dir text := CASE WHEN v_sort LIKE '%\_desc' THEN 'DESC' ELSE 'ASC' END;
@@ -97,6 +97,7 @@ BEGIN
     RETURN;
   END IF;
   v_where := search.parcel_where(p_filter, v_words);
+  IF v_sort = 'relevance' THEN v_texts := search.exact_texts(p_filter.query, v_words); END IF;
 
   IF v_column IS NOT NULL THEN
     -- parcels with a value in the sort's order (ties by id the same way), then those without one, by id
