@@ -77,6 +77,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
+  await app.register(metrics, { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.HOST });
   await app.register(db, {
     url: config.API_DATABASE_URL,
     poolSize: config.DATABASE_POOL_SIZE,
@@ -84,7 +85,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
   await app.register(redis, { url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(health);
-  await app.register(metrics, { token: config.METRICS_TOKEN, port: config.METRICS_PORT, host: config.HOST });
   await app.register(openapi);
   await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX, usageBatchMs: config.USAGE_BATCH_MS });
   await app.register(auth, { secret: config.API_KEY_SECRET });

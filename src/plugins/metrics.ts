@@ -36,11 +36,19 @@ function bearerMatches(presented: string | undefined, token: string): boolean {
   return got.length === want.length && timingSafeEqual(got, want);
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's Prometheus registry: plugins add their own metrics with `registers: [app.metrics]`. */
+    metrics: Registry;
+  }
+}
+
 export default fp(
   async (app: FastifyInstance, opts: MetricsOptions) => {
-    if (!opts.token && !opts.port) return;
     // a registry of this app's own: several apps in one process (tests, node:cluster's primary) never share counts
     const registry = new Registry();
+    app.decorate('metrics', registry);
+    if (!opts.token && !opts.port) return;
     collectDefaultMetrics({ register: registry });
     const labels = ['route', 'method', 'status', 'surface'] as const;
     const requests = new Counter({
