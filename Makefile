@@ -10,7 +10,7 @@ SEED ?= 1
 OUT ?= .local/state
 JOBS ?= 2
 
-.PHONY: help install services stop status clean db run test check typecheck lint format bench-overhead fuzz bench data load-data
+.PHONY: help install services stop status clean replica db run test check typecheck lint format bench-overhead fuzz bench data load-data
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -30,6 +30,9 @@ status: ## are the services running?
 
 clean: ## stop the project-local services and delete their data (the cluster under PG_DIR, .local/redis)
 	@bash scripts/services.sh clean
+
+replica: services ## start a streaming replica of the local PostgreSQL on REPLICA_PORT (55433); prints its URL
+	@bash scripts/replica.sh start --port $${REPLICA_PORT:-55433}
 
 db: services ## create and migrate the database, apply sql/, load fixtures when empty, ensure the demo key
 	@$(TSX) scripts/db-setup.ts --fixtures

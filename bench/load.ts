@@ -5,9 +5,9 @@ import { execFile, execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { loadConfig } from '../src/config.ts';
+import { createRedis, redisConnection, whenReady } from '../src/plugins/redis.ts';
 
 const run = promisify(execFile);
 
@@ -140,10 +140,11 @@ export const COMPONENTS: Component[] = ['api', 'redis', 'pg'];
  * with its pid: it is local) and the backends of `owner`'s database other than `owner`'s own.
  */
 export async function componentPids(apiPid: number, owner: postgres.Sql) {
-  const redis = new Redis(loadConfig({ ...process.env, LOG_LEVEL: 'warn' }).REDIS_URL, { lazyConnect: true });
+  const redis = createRedis(redisConnection(loadConfig({ ...process.env, LOG_LEVEL: 'warn' })), '');
+  redis.on('error', () => {});
   let redisPid = NaN;
   try {
-    await redis.connect();
+    if (!(await whenReady(redis, 2000))) throw new Error('Redis did not answer');
     redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
   } catch {
     // no Redis CPU column

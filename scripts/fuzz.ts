@@ -5,10 +5,10 @@ import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import postgres from 'postgres';
 import { Pool } from 'undici';
-import { localRedisUrl, ownerDatabaseUrl } from '../src/db-url.ts';
+import { ownerDatabaseUrl } from '../src/db-url.ts';
 import { resolveKeySecret } from '../src/accounts/keys.ts';
 import { accounts } from '../src/accounts/service.ts';
-import { createRedis } from '../src/plugins/redis.ts';
+import { createRedis, redisConnection } from '../src/plugins/redis.ts';
 import {
   MCP_HEADERS,
   MCP_PATH,
@@ -72,7 +72,7 @@ if (!loopback || base.protocol !== 'http:') fail(`refusing ${base.origin}: only 
 async function fuzzKey(): Promise<string> {
   const sql = postgres(ownerDatabaseUrl(), { max: 1, onnotice: () => {} });
   // the API's Redis, as the operator CLI uses it, so the running server sees the new limit at once
-  const redis = createRedis(process.env.REDIS_URL || localRedisUrl(), process.env.REDIS_KEY_PREFIX || 'fl:');
+  const redis = createRedis(redisConnection(process.env), process.env.REDIS_KEY_PREFIX || 'fl:');
   redis.on('error', () => {});
   try {
     const svc = accounts(sql, resolveKeySecret(process.env, { create: true }), redis);

@@ -22,7 +22,7 @@ PGSOCK="$CLUSTER/sock"
 PGLOG="$CLUSTER/postgres.log"
 REDIS_DIR="$LOCAL/redis"
 REDIS_PID="$REDIS_DIR/redis.pid"
-DEB_PACKAGES=(postgresql-15 postgresql-15-postgis-3 postgis redis-server gdal-bin)
+DEB_PACKAGES=(postgresql-15 postgresql-15-postgis-3 postgis redis-server redis-sentinel gdal-bin)
 BENCH_PACKAGES=(wrk)
 BROWSER_PACKAGES=(chromium fonts-dejavu-core)
 MIN_FREE_MB=500
@@ -68,14 +68,15 @@ explain_pg_failure() {
   esac
 }
 
-# Settings sized for a 2-core, 24 GB machine; read from the environment for other sizes.
+# Settings sized for a 2-core, 24 GB machine; read from the environment for other sizes. wal_level=replica and the
+# WAL senders let streaming replicas (scripts/replica.sh, `make replica`) copy and follow this cluster.
 pg_settings() {
   echo "-p $PGPORT -k $PGSOCK -c listen_addresses=127.0.0.1 \
 -c shared_buffers=${PG_SHARED_BUFFERS:-4GB} -c effective_cache_size=${PG_EFFECTIVE_CACHE_SIZE:-16GB} \
 -c work_mem=${PG_WORK_MEM:-32MB} -c maintenance_work_mem=${PG_MAINTENANCE_WORK_MEM:-1GB} \
 -c max_connections=200 -c random_page_cost=1.1 -c effective_io_concurrency=200 \
 -c max_worker_processes=4 -c max_parallel_workers=2 -c max_parallel_workers_per_gather=1 \
--c max_parallel_maintenance_workers=2 -c wal_level=minimal -c max_wal_senders=0 \
+-c max_parallel_maintenance_workers=2 -c wal_level=replica -c max_wal_senders=10 \
 -c max_wal_size=4GB -c checkpoint_timeout=15min -c synchronous_commit=on \
 -c jit=off -c log_min_duration_statement=${PG_LOG_MIN_DURATION:-1000}"
 }
@@ -136,6 +137,7 @@ start_redis() {
 
 # Stops this clone's services only: its own cluster, and the Redis its own pid file names.
 stop_all() {
+  bash "$ROOT/scripts/replica.sh" stop-all
   if postgres_running; then
     as_postgres "$PGBIN/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null && say "postgres stopped"
   fi

@@ -6,7 +6,8 @@ import { badRequest, registerErrorHandling, sendError } from './errors.ts';
 import { answerClientError, checkRequestEdge, loggableUrl, MAX_HEAD_BYTES, parseJsonBody } from './http-edge.ts';
 import { newRequestId } from './request-id.ts';
 import db from './plugins/db.ts';
-import redis from './plugins/redis.ts';
+import { replicaUrls } from './db/replica-urls.ts';
+import redis, { redisConnection } from './plugins/redis.ts';
 import health from './plugins/health.ts';
 import openapi from './plugins/openapi.ts';
 import auth from './plugins/auth.ts';
@@ -20,6 +21,7 @@ import { redactLinkTokens } from './site/tokens.ts';
 import formats from './formats/plugin.ts';
 import explorer from './explorer/index.ts';
 import metrics from './plugins/metrics.ts';
+import opsMetrics from './plugins/ops-metrics.ts';
 
 export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
@@ -82,13 +84,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     url: config.API_DATABASE_URL,
     poolSize: config.DATABASE_POOL_SIZE,
     meterUrl: config.METER_DATABASE_URL,
+    replicaUrls: replicaUrls(config.DATABASE_REPLICA_URLS),
+    replicaMaxLagMs: config.REPLICA_MAX_LAG_MS,
   });
-  await app.register(redis, { url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX });
-  await app.register(health);
+  await app.register(redis, { ...redisConnection(config), keyPrefix: config.REDIS_KEY_PREFIX });
+  await app.register(health, { redisRequired: config.REDIS_REQUIRED });
   await app.register(openapi);
   await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX, usageBatchMs: config.USAGE_BATCH_MS });
   await app.register(auth, { secret: config.API_KEY_SECRET });
   await app.register(webhooks, { settings: webhookSettings(config) });
+  await app.register(opsMetrics);
   await app.register(formats); // before the routes: it adapts the routes that opt in as they are added
   await app.register(apiRoutes, { prefix: '/v1' });
   await app.register(apiRoutes, { prefix: '/api/v1' });

@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl, siteDatabaseUrl, webhooksDatabaseUrl } from './db-url.ts';
 import { resolveKeySecret } from './accounts/keys.ts';
+import { replicaUrlProblems } from './db/replica-urls.ts';
 
 const ConfigSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], {
@@ -25,11 +26,41 @@ const ConfigSchema = Type.Object({
    * a few connections kept busy answer more than many each woken for one query (bench/results/ has the measurement).
    */
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: availableParallelism() + 1 }),
+  /**
+   * Streaming read replicas of the API's database (comma-separated postgres:// URLs, as api_reader like
+   * API_DATABASE_URL): the API's reads go to them, the primary is the fallback (src/db/replicas.ts, docs/deploy.md).
+   */
+  DATABASE_REPLICA_URLS: Type.Optional(Type.String()),
+  /** A replica further behind the primary than this is taken out of rotation until it catches up. */
+  REPLICA_MAX_LAG_MS: Type.Integer({ minimum: 10, maximum: 3_600_000, default: 5000 }),
   /** API processes sharing the port (node:cluster); every one meters through the same Redis and Postgres. */
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   /** Default: the project-local Redis (REDIS_PORT). */
   REDIS_URL: Type.String({ pattern: '^rediss?://' }),
+  /**
+   * Whether /readyz says not ready while Redis is unreachable. Default false: without Redis the metering fails open
+   * (requests are served and charged later), so the API can still serve.
+   */
+  REDIS_REQUIRED: Type.Boolean({ default: false }),
+  /**
+   * How long a process stopping on SIGTERM lets requests in flight finish before it cuts them; then usage is flushed
+   * and the pools closed (src/server.ts).
+   */
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
   REDIS_KEY_PREFIX: Type.String({ default: 'fl:' }),
+  /**
+   * Redis Sentinels (host:port, comma-separated): set, the API asks them for the master named REDIS_SENTINEL_NAME
+   * and follows its failovers; REDIS_URL then gives only the user, password, database and TLS (docs/metering.md#failover).
+   */
+  REDIS_SENTINELS: Type.Optional(
+    Type.String({
+      pattern:
+        '^\\s*(\\[[0-9A-Fa-f:.]+\\]|[^,:\\s\\[\\]]+):\\d{1,5}(\\s*,\\s*(\\[[0-9A-Fa-f:.]+\\]|[^,:\\s\\[\\]]+):\\d{1,5})*\\s*$',
+    }),
+  ),
+  REDIS_SENTINEL_NAME: Type.String({ default: 'florida', minLength: 1 }),
+  /** The Sentinels' own password (or REDIS_SENTINEL_PASSWORD_FILE), when they require one. */
+  REDIS_SENTINEL_PASSWORD: Type.Optional(Type.String({ minLength: 1 })),
   /**
    * How long charged requests are counted into one usage batch in Redis before it closes; a batch is recorded in
    * Postgres once closed, so usage reaches Postgres within this plus the flush interval (1 s).
@@ -127,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (webhooks.NODE_ENV === 'production' && webhooks.WEBHOOK_ALLOW_LOOPBACK === true) {
     problems.push('WEBHOOK_ALLOW_LOOPBACK: must not be true in production (webhook targets are https:// only)');
   }
+  problems.push(...replicaUrlProblems(decoded as { DATABASE_REPLICA_URLS?: unknown }));
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return decoded as Config;
 }

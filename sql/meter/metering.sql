@@ -47,6 +47,22 @@ $$;
 COMMENT ON FUNCTION meter.client_balance(uuid, text, text, timestamptz) IS
   'Durable balances of a client for a period: monthly grant left, one-time credits, overage used, unexpired packs (oldest-expiring first).';
 
+-- Which usage batches Postgres has recorded, among those named and those recorded in the last p_recent_s seconds
+-- (batch names under one key prefix), as of the caller's snapshot. The API asks it together with a client's balances
+-- when it rebuilds them in Redis: a batch recorded but still pending in Redis (its acknowledgement not sent yet, or
+-- lost in a Redis failover) is then taken off once, not twice (src/metering/lua/init.lua).
+CREATE OR REPLACE FUNCTION meter.recorded_batches(p_names text[], p_prefix text, p_recent_s double precision)
+RETURNS text[]
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = meter, pg_temp
+AS $$
+  SELECT coalesce(array_agg(batch_id), '{}')
+    FROM meter.usage_batches
+   WHERE batch_id = ANY (p_names)
+      OR (flushed_at > now() - make_interval(secs => p_recent_s) AND starts_with(batch_id, p_prefix || 'usage:batch:'))
+$$;
+COMMENT ON FUNCTION meter.recorded_batches(text[], text, double precision) IS
+  'Usage batches recorded in Postgres among p_names and those of the key prefix p_prefix recorded in the last p_recent_s seconds: the Redis batches a balance rebuilt from Postgres must not count as pending.';
+
 -- Records charged requests as counts. Each row: the batch it came in (a Redis usage batch, or a fail-open batch),
 -- client, key, mode, surface, bucket, pack, period, UTC day and the number of requests. A batch recorded before is
 -- skipped, so flushing again after a lost acknowledgement changes nothing. Batches are remembered for 7 days.
@@ -145,5 +161,5 @@ COMMENT ON VIEW meter.overage_invoice_lines IS
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA meter FROM PUBLIC, api_reader, api_meter;
 GRANT USAGE ON SCHEMA meter TO api_reader, api_meter;
 GRANT EXECUTE ON FUNCTION meter.client_balance(uuid, text, text, timestamptz), meter.period_of(timestamptz),
-  meter.test_key_monthly_credits() TO api_reader;
+  meter.test_key_monthly_credits(), meter.recorded_batches(text[], text, double precision) TO api_reader;
 GRANT EXECUTE ON FUNCTION meter.flush_usage(jsonb), meter.apply_trial_cap(uuid, bigint) TO api_meter;

@@ -1,8 +1,8 @@
 // Operator CLI: `npm run --silent admin -- <command> [options] [--json]`. Errors are one line and exit 1.
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { localRedisUrl, ownerDatabaseUrl } from '../db-url.ts';
-import { createRedis } from '../plugins/redis.ts';
+import { ownerDatabaseUrl } from '../db-url.ts';
+import { createRedis, redisConnection } from '../plugins/redis.ts';
 import { resolveKeySecret } from './keys.ts';
 import { AccountError, PLANS, accounts } from './service.ts';
 import { parseCliArgs } from './cli-args.ts';
@@ -79,7 +79,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const sql = postgres(ownerDatabaseUrl(), { max: 1, onnotice: () => {} });
   // The API's Redis: a change made here reaches every running API process on its next request.
-  const redis = createRedis(process.env.REDIS_URL || localRedisUrl(), process.env.REDIS_KEY_PREFIX || 'fl:');
+  const redis = createRedis(redisConnection(process.env), process.env.REDIS_KEY_PREFIX || 'fl:');
   redis.on('error', () => {});
   const out = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json) : text);
   try {

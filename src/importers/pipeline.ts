@@ -10,6 +10,7 @@ import { CopyWriter, type CopyValue } from './copy.ts';
 import { ImportError } from './errors.ts';
 import { resolveHeader, type Layout, type ResolvedHeader } from './header.ts';
 import { openInput, sha256File, type OpenedInput } from './input.ts';
+import { Heartbeat, HEARTBEAT_MS } from './heartbeat.ts';
 import { Progress } from './progress.ts';
 import { readRecords, type DecodeStats } from './records.ts';
 import { RejectsFile } from './rejects.ts';
@@ -31,6 +32,8 @@ export interface ImportOptions {
   quiet?: boolean;
   /** Test hook: runs inside the merge transaction just before COMMIT. */
   beforeCommit?: (tx: postgres.TransactionSql) => Promise<void>;
+  /** How often the run reports its progress in core.load_history (default HEARTBEAT_MS; heartbeat.ts). */
+  progressEveryMs?: number;
 }
 
 export const DEFAULT_MAX_REJECT_RATE = 0.01;
@@ -100,7 +103,8 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
   const maxRate = options.maxRejectRate ?? DEFAULT_MAX_REJECT_RATE;
   if (!(maxRate >= 0 && maxRate <= 1)) throw new ImportError('--max-reject-rate must be between 0 and 1');
   const opener = kind.open ?? ((o: ImportOptions) => openInput(o.file));
-  const sql = postgres(options.databaseUrl ?? ownerDatabaseUrl(process.env), {
+  const databaseUrl = options.databaseUrl ?? ownerDatabaseUrl(process.env);
+  const sql = postgres(databaseUrl, {
     max: 1,
     onnotice: () => {},
     connection: { application_name: `import ${kind.kind}` },
@@ -111,6 +115,7 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
   let copy: CopyWriter | null = null;
   let input: OpenedInput | null = null;
   let progress: Progress | null = null;
+  let heartbeat: Heartbeat | null = null;
   const counts = { read: 0, staged: 0, invalid: 0, duplicates: 0, unmatched: 0 };
   try {
     const counties = await Counties.load(sql).catch((err: Error) => {
@@ -125,6 +130,15 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
       INSERT INTO core.load_history (county_id, kind, file_name, status)
       VALUES (${county?.id ?? null}, ${kind.kind}, ${basename(options.file)}, 'running') RETURNING id::int`;
     loadId = row!.id;
+    const opened = input;
+    heartbeat = Heartbeat.start(
+      databaseUrl,
+      kind.kind,
+      loadId,
+      opened.totalBytes || null,
+      () => ({ rows: counts.read, bytes: opened.bytesRead() }),
+      options.progressEveryMs ?? HEARTBEAT_MS,
+    );
     rejects = await RejectsFile.open(options.rejects ?? `${options.file}.rejects.csv`);
 
     // Pass 1: records -> staging rows or rejects.
@@ -187,6 +201,7 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
     }
     await copy.end();
     copy = null;
+    await heartbeat.report(); // the whole file read: seen before the merge, whose lock on the row holds reports back
     const copied = Date.now();
     await input.done?.();
     progress.end();
@@ -304,6 +319,7 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
     await rejects?.close().catch(() => {});
     throw err;
   } finally {
+    await heartbeat?.stop();
     await sql.end();
   }
 }

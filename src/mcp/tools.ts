@@ -292,7 +292,7 @@ const accountTools = [
     free: true,
     run: async ({ app, auth }) => {
       const data = await app.withPendingUsage(auth, periodOf(Date.now()), (pending) =>
-        getAccountUsage(app.sql, auth.clientId, auth.mode, pending),
+        getAccountUsage(app.primarySql, auth.clientId, auth.mode, pending),
       );
       return {
         structured: { data },

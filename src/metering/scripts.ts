@@ -7,19 +7,22 @@
 //   pend:S  hash  spent but not yet flushed to Postgres, by ledger field: m:<period>, o:<period>, c, p:<id>,
 //                 t:<period> (test pool), n:<period> (charged requests)
 // Per client: win:<client>, a sorted set of admitted request ids by time (the sliding 60 s window).
-// Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, with a one-hour TTL; the reaper
+// Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, with a one-day TTL; the reaper
 // refunds reservations older than five minutes (their process died before settling), found by their remaining TTL.
 // Usage waiting to be flushed to Postgres, as counts (never a value per request), in batches named when opened:
 //   usage:batch:<µs>-<n>  hash  charged requests counted per "<client>|<key>|<mode>|<surface>|<period>|<UTC day>|<pend
-//                               field>", named by when it closes (Redis's clock in µs) and a sequence number, so a
+//                               field>", named by when it closes (the batch clock in µs) and a sequence number, so a
 //                               name is never given twice, even after Redis has lost its data
-//   usage:current         string  the batch settlements write into until it closes; the first settlement after that
-//                               opens a new one, closing the batch age (ARGV) later
+//   usage:current         string  the batch settlements write into until it closes or is taken; the first settlement
+//                               after that opens a new one, closing the batch age (ARGV) later
 //   usage:batches         list  every batch not yet recorded and acknowledged, oldest first
-// A batch is recorded only once closed, when no settlement can write into it any more. So even if Redis loses its
-// last writes (its append-only file is fsynced every second) and comes back with a batch Postgres already holds, that
-// batch is still closed: Postgres skips it by name, and new settlements open a new batch. Nothing is counted twice,
-// and nothing is written into a batch already recorded, as long as Redis's clock does not go back.
+//   usage:clock           hash  hw, skew: the batch clock (lua/clock.lua), Redis's TIME made never to go back
+// A batch is recorded only once closed and sealed: the flush takes it (lua/take.lua), which stops settlements writing
+// into it, and with replicas waits for one of them to have the seal. So even if Redis loses its last writes (a
+// restart from its append-only file, fsynced every second, or a failover to a replica) and comes back with a batch
+// Postgres already holds, nothing writes into that batch again: Postgres skips it by name, and new settlements open a
+// new batch. Nothing is counted twice, and nothing is written into a batch already recorded, whatever the clocks of
+// the servers (docs/metering.md#failover).
 
 import { readFileSync } from 'node:fs';
 

@@ -6,9 +6,14 @@
 import type { Redis } from 'ioredis';
 import { TURN } from './scripts.ts';
 import { calendar } from './periods.ts';
+import type { ScriptTimer } from './metrics.ts';
+import type { FailoverWatch } from '../plugins/redis.ts';
 
-/** ok (1 admitted, 0 refused, -1 reload the balance), the pend field reserved, the window count, ms until a slot frees. */
-export type AdmitReply = [ok: number, field: string, count: number, resetMs: number];
+/**
+ * ok (1 admitted, 0 refused, -1 reload the balance), the pend field reserved, the window count, ms until a slot frees,
+ * and whether it ran during a failover's hold (see TurnsOptions.failover): then its reservation will not last.
+ */
+export type AdmitReply = [ok: number, field: string, count: number, resetMs: number, held: boolean];
 
 /** Admissions sent in one script call at most; more in one turn of the event loop go in several calls. */
 const ADMIT_BATCH_MAX = 256;
@@ -18,13 +23,37 @@ const ADMIT_BATCH_MAX = 256;
  * caps send them first, and an admission carries them to Redis before it reads a balance.
  */
 const SETTLE_DELAY_MS = 5;
+/**
+ * Settlements whose call failed (Redis down, or failing over) are sent again every second for a minute: settling is
+ * idempotent (a reservation settled before, on a server that kept it, is skipped), and a settlement that reaches the
+ * new master charges what the old one may have lost. After that the reaper refunds the reservation.
+ */
+const SETTLE_RETRY_MS = 1000;
+const SETTLE_RETRY_FOR_MS = 60_000;
 
 interface AdmitBatch {
   /** One argument per admission (see lua/turn.lua). */
   args: string[];
+  /** Sent during a failover's hold. */
+  held: boolean;
   promise: Promise<(string | number)[]>;
   resolve: (out: (string | number)[]) => void;
   reject: (err: unknown) => void;
+}
+
+export interface TurnsOptions {
+  /** A settlement call failed: `requests` settlements, sent again later (unless `final`: given up). */
+  onSettleError: (err: Error, requests: number, final: boolean) => void;
+  /** Settlements that reached Redis, with the tags given to `settle` (charges only: refunds have none). */
+  onSettled?: (tags: string[]) => void;
+  timeScript?: ScriptTimer;
+  /**
+   * With Sentinels: while a failover may leave this connection on the old master, whose writes from then on the new
+   * master will never have, settlements are not sent (they wait for the retry, which reaches the new master), and
+   * admissions are, their answers marked `held`: the old master's windows and balances are still right for the check,
+   * but the reservation is lost with it, so the caller charges such a request in Postgres directly.
+   */
+  failover?: FailoverWatch | null;
 }
 
 export class Turns {
@@ -32,10 +61,16 @@ export class Turns {
   private batch: AdmitBatch | null = null;
   /** Settlements waiting for the turn's call, one argument each: "<charge 1|0>|<request id>|<usage>". */
   private settling: string[] = [];
+  /** A tag per settlement (for the charged-credits metric), '' for none. */
+  private settlingTags: string[] = [];
   private scheduled = false;
   private settleTimer: NodeJS.Timeout | null = null;
+  /** Settlements whose call failed, waiting for the retry timer: lines, tags and when each first failed. */
+  private retrying = { lines: [] as string[], tags: [] as string[], since: [] as number[] };
+  private retryTimer: NodeJS.Timeout | null = null;
   /** The last call: calls on one connection run in order, so once it has run, every earlier one has too. */
   private last: Promise<void> = Promise.resolve();
+  private readonly opts: TurnsOptions;
 
   /**
    * `shared` is duplicated: each turn's call has a connection of its own (same options, 1 s timeout included), so a
@@ -46,12 +81,14 @@ export class Turns {
     shared: Redis,
     private readonly keyPrefix: string,
     private readonly batchUs: number,
-    private readonly onSettleError: (err: Error, requests: number) => void,
+    opts: TurnsOptions | TurnsOptions['onSettleError'],
   ) {
+    this.opts = typeof opts === 'function' ? { onSettleError: opts } : opts;
     const redis = shared.duplicate({ enableAutoPipelining: false });
     redis.on('error', () => {}); // reported by the shared connection; a failed admission fails open
     redis.defineCommand('meterTurn', { numberOfKeys: 0, lua: TURN });
     this.redis = redis as typeof this.redis;
+    this.opts.failover?.track(redis);
   }
 
   /** Resolves once the connection is up, or after `ms` (until it is, admissions fail open). */
@@ -79,19 +116,12 @@ export class Turns {
     }
     const b = this.batch;
     const settled = this.settling;
+    const tags = this.settlingTags;
     if (b === null && settled.length === 0) return this.last;
     this.batch = null;
     this.settling = [];
-    const period = calendar(Date.now()).period;
-    const args = [this.keyPrefix, period, this.batchUs, settled.length, ...settled, ...(b?.args ?? [])];
-    this.last = this.redis.meterTurn(...args).then(
-      (out) => b?.resolve(out),
-      (err: Error) => {
-        b?.reject(err); // the admissions fail open
-        // The reservations stay in Redis and the reaper refunds them: the client is not charged for these.
-        if (settled.length > 0) this.onSettleError(err, settled.length);
-      },
-    );
+    this.settlingTags = [];
+    this.last = this.call(settled, tags, null, b);
     return this.last;
   };
 
@@ -102,19 +132,88 @@ export class Turns {
     if (b.args.length >= ADMIT_BATCH_MAX) void this.send();
     else this.schedule();
     const out = await b.promise;
-    return [Number(out[at]), String(out[at + 1]), Number(out[at + 2]), Number(out[at + 3])];
+    return [Number(out[at]), String(out[at + 1]), Number(out[at + 2]), Number(out[at + 3]), b.held];
   }
 
-  /** One settlement ("<charge 1|0>|<request id>|<usage>"), sent with the next admission or within SETTLE_DELAY_MS. */
-  settle(line: string) {
+  /**
+   * One settlement ("<charge 1|0>|<request id>|<usage>"), sent with the next admission or within SETTLE_DELAY_MS;
+   * `tag` is handed to onSettled once it has reached Redis.
+   */
+  settle(line: string, tag = '') {
     this.settling.push(line);
+    this.settlingTags.push(tag);
     if (this.settling.length >= ADMIT_BATCH_MAX) void this.send();
     else this.settleTimer ??= setTimeout(this.send, SETTLE_DELAY_MS);
   }
 
   close() {
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     this.redis.disconnect();
   }
+
+  /**
+   * One script call: settlements (the turn's, or retries, which have `since`: when each first failed) and the
+   * turn's admissions.
+   */
+  private call(settled: string[], tags: string[], since: number[] | null, b: AdmitBatch | null): Promise<void> {
+    if (this.opts.failover?.holds(this.redis)) {
+      if (settled.length > 0) this.again(new Error('Redis failover under way'), settled, tags, since, false);
+      if (b === null) return Promise.resolve();
+      b.held = true;
+      settled = [];
+    }
+    const period = calendar(Date.now()).period;
+    const args = [this.keyPrefix, period, this.batchUs, settled.length, ...settled, ...(b?.args ?? [])];
+    const done = this.opts.timeScript?.('turn');
+    return this.redis.meterTurn(...args).then(
+      (out) => {
+        done?.();
+        b?.resolve(out);
+        if (settled.length > 0) this.opts.onSettled?.(tags);
+      },
+      (err: Error) => {
+        b?.reject(err); // the admissions fail open
+        if (settled.length > 0) this.again(err, settled, tags, since, since === null);
+      },
+    );
+  }
+
+  /**
+   * Settlements whose call failed or was held back, to send again; until settled, their reservations stay in Redis,
+   * and after a minute they are left to the reaper. `log`: report the failure (the first of these settlements).
+   */
+  private again(err: Error, settled: string[], tags: string[], since: number[] | null, log: boolean) {
+    if (log) this.opts.onSettleError(err, settled.length, false);
+    const now = Date.now();
+    let dropped = 0;
+    for (const [i, line] of settled.entries()) {
+      const first = since?.[i] ?? now;
+      if (now - first >= SETTLE_RETRY_FOR_MS) {
+        dropped++;
+        continue;
+      }
+      this.retrying.lines.push(line);
+      this.retrying.tags.push(tags[i] ?? '');
+      this.retrying.since.push(first);
+    }
+    if (dropped > 0) this.opts.onSettleError(err, dropped, true);
+    if (this.retrying.lines.length > 0) {
+      this.retryTimer ??= setTimeout(this.retry, SETTLE_RETRY_MS);
+      this.retryTimer.unref();
+    }
+  }
+
+  /** Sends the settlements whose call failed again, in calls of at most ADMIT_BATCH_MAX. */
+  private retry = () => {
+    this.retryTimer = null;
+    const { lines, tags, since } = this.retrying;
+    this.retrying = { lines: [], tags: [], since: [] };
+    for (let i = 0; i < lines.length; i += ADMIT_BATCH_MAX) {
+      const end = i + ADMIT_BATCH_MAX;
+      this.last = this.call(lines.slice(i, end), tags.slice(i, end), since.slice(i, end), null);
+    }
+  };
 
   private schedule() {
     if (this.scheduled) return;
@@ -123,7 +222,7 @@ export class Turns {
   }
 
   private newBatch(): AdmitBatch {
-    const b = { args: [] } as unknown as AdmitBatch;
+    const b = { args: [], held: false } as unknown as AdmitBatch;
     b.promise = new Promise((resolve, reject) => {
       b.resolve = resolve;
       b.reject = reject;

@@ -119,13 +119,27 @@ export default fp<{ secret: string }>(
         app.log.warn({ err: (err as Error).message }, 'could not record key last_used_at');
       }
     };
+    /** When each client last changed, and when every client may have (the listening session reconnected). */
+    const changedAt = new Map<string, number>();
+    let allChangedAt = Date.now();
+    let listening = false;
     /** A client's keys or credits changed (NOTIFY accounts_changed, migration 33): its cached keys are read again. */
     const forget = (clientId: string) => {
       for (const [id, entry] of cache) if (entry.auth.clientId === clientId) cache.delete(id);
+      if (changedAt.size >= CACHE_MAX) {
+        changedAt.clear();
+        allChangedAt = Date.now();
+      }
+      changedAt.set(clientId, Date.now());
     };
     // On every (re)connect of the listening session the whole cache goes: a change made while it was down went unheard.
-    await app.sql
-      .listen('accounts_changed', forget, () => cache.clear())
+    // The session is on the primary, which notifies at commit.
+    await app.primarySql
+      .listen('accounts_changed', forget, () => {
+        cache.clear();
+        allChangedAt = Date.now();
+        listening = true;
+      })
       .catch((err: Error) => {
         app.log.warn({ err: err.message }, 'cannot listen for account changes: cached keys expire after 60 s');
       });
@@ -136,9 +150,9 @@ export default fp<{ secret: string }>(
       await flushTouches();
     });
 
-    /** Reads the key from Postgres and caches the answer under `id`, its cache key. */
-    async function lookup(key: string, id: string): Promise<AuthContext | undefined> {
-      const [row] = await app.sql<AuthContext[]>`
+    /** Reads the key from Postgres (by default the primary) and caches the answer under `id`, its cache key. */
+    async function lookup(key: string, id: string, sql = app.primarySql): Promise<AuthContext | undefined> {
+      const [row] = await sql<AuthContext[]>`
       SELECT key_id AS "keyId", client_id AS "clientId", mode, plan, rest, mcp, csv, webhooks, monthly_credits::float8 AS "monthlyCredits",
              rpm, overage, credit_version::text AS "creditVersion", trial_cap_due AS "trialCapDue"
         FROM accounts.authenticate(${hashKey(opts.secret, key)})`;
@@ -176,6 +190,23 @@ export default fp<{ secret: string }>(
         'rate_limited',
         `Too many failed authentications from this address; retry in ${resetSeconds} seconds.`,
       );
+    }
+
+    /**
+     * The key of a request the cache cannot answer. With read replicas it is read from one first, and that answer is
+     * kept only when it accepts the key on the surface and the client has not changed (no notice, no reconnect of the
+     * listening session) for as long as a replica in rotation may be behind the primary. Anything else is read again
+     * from the primary: a key created or upgraded a moment ago is never refused, nor a key revoked a moment ago
+     * served, because of a replica's lag.
+     */
+    async function lookupForRequest(key: string, id: string, surface: Surface) {
+      if (app.sql !== app.primarySql && listening) {
+        const auth = await lookup(key, id, app.sql);
+        const since = Date.now() - app.replicaMaxStaleMs;
+        const changed = allChangedAt > since || (auth !== undefined && (changedAt.get(auth.clientId) ?? 0) > since);
+        if (auth && (surface === 'rest' ? auth.rest : auth.mcp) && !changed) return auth;
+      }
+      return lookup(key, id);
     }
 
     /** The refusal of a failed authentication, after the failure floor; the 429 once an address floods. */
@@ -241,7 +272,7 @@ export default fp<{ secret: string }>(
       }
       // anything else is read from Postgres: a refusal must be as current as the data (a client upgraded a moment
       // ago, whose change notice has not arrived yet, is served on its next request)
-      const auth = await lookup(key, id);
+      const auth = await lookupForRequest(key, id, surface);
       const refusal = await check(request, reply, surface, auth);
       if (refusal?.statusCode === 403)
         return sendError(reply, (await countRefused(request, reply, surface, auth!)) ?? refusal);

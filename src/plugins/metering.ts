@@ -1,14 +1,16 @@
 // Metering: per-client sliding-window rate limit and the credit pool, admitted in one Redis round trip;
 // charged only on 2xx (the reservation is refunded otherwise); usage flushed to Postgres in batches. The parts live
 // in src/metering/ (the per-turn Redis call, the usage flush, headers, periods, the Lua scripts); this plugin wires
-// them to requests: admission (before or alongside the handler), settlement, usage reads.
+// them to requests: admission (before or alongside the handler), settlement, usage reads. Its Prometheus series are in
+// src/metering/metrics.ts; what a Redis failover can cost and why no more is in docs/metering.md#failover.
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler } from 'fastify';
 import { ApiError, prepareError, sendError, toApiError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
 import { INIT } from '../metering/scripts.ts';
 import { Turns } from '../metering/turns.ts';
-import { UsageFlush } from '../metering/usage-flush.ts';
+import { UsageFlush, bucketOf } from '../metering/usage-flush.ts';
+import { meteringMetrics } from '../metering/metrics.ts';
 import { setRateLimitHeaders } from '../metering/headers.ts';
 import { calendar, periodOf, secondsToNextPeriod } from '../metering/periods.ts';
 
@@ -64,6 +66,12 @@ const FLUSH_MS = 1000;
 const FAIL_OPEN_MS = 1000;
 /** Subjects remembered as refused last (see `speculates`); the set is cleared when it reaches this size. */
 const REFUSED_MAX = 100_000;
+/**
+ * A balance rebuilt from Postgres leaves out the usage batches Postgres has recorded among those Redis still lists:
+ * the ones listed when the rebuild began, and any recorded since, found by the time of their recording in a window
+ * this long (seconds); a rebuild that takes longer is done again with a window four times as long.
+ */
+const RECORDED_WINDOW_S = 2;
 
 /** `work`'s value, or `fallback` once the clock passes `deadline` (ms), whichever comes first; never rejects. */
 async function within<T>(work: Promise<T>, deadline: number, fallback: T): Promise<T> {
@@ -82,6 +90,8 @@ interface Balance {
   overage: string;
   packs: { id: string; remaining: number; expires_ms: number }[];
   version: string;
+  /** Usage batches Postgres has recorded that Redis may still hold (meter.recorded_batches). */
+  recorded: string[];
 }
 
 export interface MeteringOptions {
@@ -94,11 +104,45 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
   const redis = app.redis;
   redis.defineCommand('meterInit', { numberOfKeys: 2, lua: INIT });
   const r = redis as typeof redis & { meterInit: (...args: (string | number)[]) => Promise<number> };
-  const turns = new Turns(redis, opts.keyPrefix, opts.usageBatchMs * 1000, (err, requests) =>
-    app.log.error({ err: err.message, requests }, 'could not settle metering'),
-  );
+  let flushed = () => Date.now();
+  const metrics = meteringMetrics(app.metrics, () => (Date.now() - flushed()) / 1000);
+  const { timeScript } = metrics;
+  const turns = new Turns(redis, opts.keyPrefix, opts.usageBatchMs * 1000, {
+    onSettleError: (err, requests, final) => {
+      if (final) app.log.error({ err: err.message, requests }, 'could not settle metering: the reaper refunds these');
+      else app.log.warn({ err: err.message, requests }, 'could not settle metering yet: retrying every second');
+    },
+    onSettled: (tags) => {
+      const counts = new Map<string, number>();
+      for (const tag of tags) if (tag !== '') counts.set(tag, (counts.get(tag) ?? 0) + 1);
+      for (const [tag, n] of counts) {
+        const [surface, bucket] = tag.split('|');
+        metrics.charged.inc({ surface, bucket }, n);
+      }
+    },
+    timeScript,
+    failover: app.redisFailover,
+  });
   await turns.ready(FAIL_OPEN_MS);
-  const usage = new UsageFlush({ redis, meterSql: app.meterSql, keyPrefix: opts.keyPrefix, sendTurn: turns.send });
+  // With Sentinels, Redis has replicas: a usage batch is recorded only once one of them has its seal.
+  const replicated = (redis.options.sentinels?.length ?? 0) > 0;
+  let lastTimeoutLog = 0;
+  const usage = new UsageFlush({
+    redis,
+    meterSql: app.meterSql,
+    keyPrefix: opts.keyPrefix,
+    sendTurn: turns.send,
+    waitReplicas: replicated ? 1 : 0,
+    onReplicationTimeout: (batches, recorded) => {
+      metrics.replicationTimeouts.inc();
+      if (!recorded || Date.now() - lastTimeoutLog < 60_000) return;
+      lastTimeoutLog = Date.now();
+      app.log.warn({ batches }, 'usage recorded without a Redis replica: none has answered for a minute');
+    },
+    timeScript,
+    failover: app.redisFailover,
+  });
+  flushed = () => usage.lastSuccess;
   const stats = { failOpen: 0, speculative: 0, wasted: 0 };
   app.decorate('meterStats', stats);
   app.decorateRequest('meter', null);
@@ -107,16 +151,46 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
   const keysOf = (subject: string) => ({ st: `st:${subject}`, pend: `pend:${subject}` });
   const subjectOf = (auth: AuthContext) => (auth.mode === 'test' ? `${auth.clientId}:test` : auth.clientId);
 
+  /**
+   * The client's durable balances, with the usage batches Postgres has recorded that Redis may still hold (as of the
+   * same snapshot): those listed in Redis before the query, and those recorded since (see RECORDED_WINDOW_S).
+   */
+  async function balanceOf(auth: AuthContext, period: string): Promise<Balance> {
+    for (let windowS = RECORDED_WINDOW_S; ; windowS *= 4) {
+      const began = Date.now();
+      const listed = await redis.lrange('usage:batches', 0, -1);
+      const [b] = await app.primarySql<Balance[]>`
+        SELECT monthly::text, credits::text, overage::text, packs, version::text,
+               meter.recorded_batches(${listed}::text[], ${opts.keyPrefix}, ${windowS}) AS recorded
+          FROM meter.client_balance(${auth.clientId}::uuid, ${auth.mode}, ${period})`;
+      if (!b) throw new Error('client vanished');
+      if (Date.now() - began < windowS * 1000) return b;
+    }
+  }
+
   /** Rebuilds the client's hot balance in Redis from Postgres; returns its version. */
   async function init(auth: AuthContext, subject: string, period: string): Promise<string> {
-    const [b] = await app.sql<Balance[]>`
-      SELECT monthly::text, credits::text, overage::text, packs, version::text
-        FROM meter.client_balance(${auth.clientId}::uuid, ${auth.mode}, ${period})`;
-    if (!b) throw new Error('client vanished');
+    const b = await balanceOf(auth, period);
     const { st, pend } = keysOf(subject);
     const packArgs = b.packs.flatMap((p) => [p.id, p.remaining, p.expires_ms]);
     const overage = auth.mode === 'live' && auth.overage ? 1 : 0;
-    await r.meterInit(st, pend, b.version, period, b.monthly, b.credits, b.overage, overage, ...packArgs);
+    const done = timeScript('init');
+    await r.meterInit(
+      st,
+      pend,
+      b.version,
+      period,
+      b.monthly,
+      b.credits,
+      b.overage,
+      overage,
+      auth.clientId,
+      auth.mode,
+      b.recorded.length,
+      ...b.recorded,
+      ...packArgs,
+    );
+    done();
     return b.version;
   }
 
@@ -170,6 +244,7 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
       if (admitted instanceof ApiError) return admitted;
     } catch (err) {
       stats.failOpen++;
+      metrics.failOpen.inc({ surface });
       request.log.warn({ err: (err as Error).message }, 'metering unavailable: request allowed (fail open)');
       // Without Redis the key cache cannot be trusted to be current: check the key in Postgres.
       const refusal = await app.reauthenticate(request, reply, surface);
@@ -182,11 +257,13 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
       return null;
     }
     const { result, subject, period, auth } = admitted;
-    const [ok, field, count, resetMs] = result;
+    const [ok, field, count, resetMs, held] = result;
     const resetSeconds = setRateLimitHeaders(reply, auth.rpm, auth.rpm - count, resetMs, now);
     if (ok === 1) {
       refusedLast.delete(subject);
-      request.meter = field === '' ? null : { field, period, surface, subject, failOpen: false };
+      // Admitted by a master a failover is replacing: its reservation will be lost, so the request is charged in
+      // Postgres directly, as a fail-open one is (docs/metering.md#failover).
+      request.meter = field === '' ? null : { field, period, surface, subject, failOpen: held };
       return null;
     }
     if (refusedLast.size >= REFUSED_MAX) refusedLast.clear();
@@ -257,25 +334,31 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
     const auth = request.auth;
     if (!m || !auth) return;
     request.meter = null;
+    const day = calendar(Date.now()).day;
+    const usageArg = `${request.id}|${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${day}`;
     if (m.failOpen) {
+      // The admission may have reached Redis and reserved a credit after all (its answer lost or late, or the server
+      // failed over after running it): give it back now rather than when the reaper finds it. Settling a reservation
+      // that does not exist changes nothing.
+      turns.settle(`0|${usageArg}`);
       if (charge) {
+        const bucket = auth.mode === 'test' ? 'test' : 'unmetered';
+        metrics.charged.inc({ surface: m.surface, bucket });
         usage.addUnmetered({
           client_id: auth.clientId,
           key_id: auth.keyId,
           mode: auth.mode,
           surface: m.surface,
-          bucket: auth.mode === 'test' ? 'test' : 'unmetered',
+          bucket,
           pack_id: null,
           period: m.period,
-          day: calendar(Date.now()).day,
+          day,
         });
       }
       return;
     }
-    const day = calendar(Date.now()).day;
-    turns.settle(
-      `${charge ? 1 : 0}|${request.id}|${auth.clientId}|${auth.keyId}|${auth.mode}|${m.surface}|${m.period}|${day}`,
-    );
+    if (charge) turns.settle(`1|${usageArg}`, `${m.surface}|${bucketOf(m.field!)}`);
+    else turns.settle(`0|${usageArg}`);
   }
   app.decorate('settleRequest', settle);
   // a callback hook, not an async one: no promise per request for work that never waits
@@ -309,13 +392,20 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
   app.decorate('reapOrphans', () => usage.reapOrphans());
   app.decorate('flushUsage', () => usage.flush(true));
   const timer = setInterval(() => {
-    usage.flush(false).catch((err: Error) => app.log.warn({ err: err.message }, 'usage flush failed; will retry'));
+    usage.flush(false).catch((err: Error) => {
+      metrics.flushFailures.inc();
+      app.log.warn({ err: err.message }, 'usage flush failed; will retry');
+    });
   }, FLUSH_MS);
   timer.unref();
   app.addHook('onClose', async () => {
     clearInterval(timer);
-    await usage.flush(true).catch((err: Error) => app.log.error({ err: err.message }, 'final usage flush failed'));
+    await usage.flush(true).catch((err: Error) => {
+      metrics.flushFailures.inc();
+      app.log.error({ err: err.message }, 'final usage flush failed');
+    });
     turns.close();
+    usage.close();
   });
 }
 

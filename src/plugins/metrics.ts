@@ -36,6 +36,25 @@ function bearerMatches(presented: string | undefined, token: string): boolean {
   return got.length === want.length && timingSafeEqual(got, want);
 }
 
+/** Serves `registry` at /metrics on `port` of `host`, unauthenticated (a port for a private network: METRICS_PORT); resolves once it listens. */
+export async function serveRegistry(registry: Registry, port: number, host: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** This app's Prometheus registry: plugins add their own metrics with `registers: [app.metrics]`. */
@@ -90,20 +109,7 @@ export default fp(
       });
     }
     if (opts.port) {
-      const server: Server = createServer((req, res) => {
-        if (req.method !== 'GET' || req.url !== '/metrics') {
-          res.writeHead(404).end();
-          return;
-        }
-        registry.metrics().then(
-          (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-          () => res.writeHead(500).end(),
-        );
-      });
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(opts.port, opts.host, () => resolve());
-      });
+      const server = await serveRegistry(registry, opts.port, opts.host);
       app.addHook('onClose', async () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       });

@@ -19,7 +19,7 @@ const account: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const auth = request.auth!;
       const data = await app.withPendingUsage(auth, periodOf(Date.now()), (pending) =>
-        getAccountUsage(app.sql, auth.clientId, auth.mode, pending),
+        getAccountUsage(app.primarySql, auth.clientId, auth.mode, pending),
       );
       return { data, meta: meta(request) };
     },

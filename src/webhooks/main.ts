@@ -1,6 +1,10 @@
 // `npm run worker`: the webhook delivery workers alone, without the API (docs/webhooks.md#running-the-workers).
-// Graceful stop on SIGINT/SIGTERM: running deliveries finish, then the connections close.
+// Graceful stop on SIGINT/SIGTERM: running deliveries finish, then the connections close. With METRICS_PORT, its
+// delivery metrics and the process's own are served at /metrics on that port (docs/operations.md#metrics).
 import pino from 'pino';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { serveRegistry } from '../plugins/metrics.ts';
+import { deliveryMetrics } from './metrics.ts';
 import { loadConfig } from '../config.ts';
 import { webhookSettings } from './settings.ts';
 import { WebhookWorker } from './worker.ts';
@@ -13,7 +17,16 @@ try {
   process.exit(1);
 }
 const log = pino({ level: config.LOG_LEVEL });
-const worker = await WebhookWorker.start(webhookSettings(config), log).catch((err: Error) => {
+const registry = new Registry();
+if (config.METRICS_PORT) {
+  collectDefaultMetrics({ register: registry });
+  await serveRegistry(registry, config.METRICS_PORT, config.HOST).catch((err: Error) => {
+    log.error({ err: err.message }, 'metrics could not be served');
+    process.exit(1);
+  });
+}
+const metrics = deliveryMetrics(registry);
+const worker = await WebhookWorker.start(webhookSettings(config), log, metrics).catch((err: Error) => {
   log.error({ err: err.message }, 'webhook workers could not start');
   process.exit(1);
 });

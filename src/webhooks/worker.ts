@@ -16,6 +16,7 @@ import { Logger, run, type LogLevel, type Runner, type Task, type TaskSpec } fro
 import type { WebhookSettings } from './settings.ts';
 import { openSecret } from './secrets.ts';
 import { Sender, eventBody, signer, type AttemptResult } from './send.ts';
+import type { DeliveryMetrics } from './metrics.ts';
 
 /** The pino methods the worker logs with (a Fastify logger or a pino instance). */
 export interface WorkerLog {
@@ -66,6 +67,7 @@ export class WebhookWorker {
   private constructor(
     private readonly settings: WebhookSettings,
     private readonly log: WorkerLog,
+    private readonly metrics: DeliveryMetrics | null,
   ) {
     this.sql = postgres(settings.databaseUrl, {
       max: settings.concurrency + 1,
@@ -88,9 +90,13 @@ export class WebhookWorker {
     this.maxAttempts = settings.retryScheduleMs.length + 1;
   }
 
-  /** Installs or upgrades the job queue (inside webhooks_jobs), then starts taking jobs. */
-  static async start(settings: WebhookSettings, log: WorkerLog): Promise<WebhookWorker> {
-    const w = new WebhookWorker(settings, log);
+  /** Installs or upgrades the job queue (inside webhooks_jobs), then starts taking jobs; counts attempts in `metrics`. */
+  static async start(
+    settings: WebhookSettings,
+    log: WorkerLog,
+    metrics: DeliveryMetrics | null = null,
+  ): Promise<WebhookWorker> {
+    const w = new WebhookWorker(settings, log, metrics);
     try {
       await w.begin();
     } catch (err) {
@@ -253,6 +259,7 @@ export class WebhookWorker {
         );
         const next = result.ok || d.manual ? null : nextAttemptAt(this.settings, d.attempt);
         results.push({ ...result, d, next });
+        this.metrics?.attempt(result.ok ? 'delivered' : next ? 'retrying' : 'failed', result.durationMs, d.created_at);
         failedInARow = result.ok ? 0 : failedInARow + 1;
         if (failedInARow >= BREAKER) {
           const retries = results.filter((r) => !r.ok && r.next).map((r) => r.next!.getTime());

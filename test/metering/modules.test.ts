@@ -6,8 +6,7 @@ import { calendar, periodOf, secondsToNextPeriod } from '../../src/metering/peri
 import { setRateLimitHeaders } from '../../src/metering/headers.ts';
 import { Turns } from '../../src/metering/turns.ts';
 import { UsageFlush } from '../../src/metering/usage-flush.ts';
-import { createRedis } from '../../src/plugins/redis.ts';
-import { localRedisUrl } from '../../src/db-url.ts';
+import { createRedis, redisConnection } from '../../src/plugins/redis.ts';
 import type { Sql } from '../../src/plugins/db.ts';
 
 t.test('periods and days are UTC', async (t) => {
@@ -34,7 +33,7 @@ t.test('rate-limit headers: Unix-seconds reset, RFC 9651 RateLimit, never a nega
 
 t.test('one turn: each admission gets its own values, however many share the call (2 calls for 300)', async (t) => {
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
-  const redis = createRedis(localRedisUrl(), prefix);
+  const redis = createRedis(redisConnection(process.env), prefix);
   const turns = new Turns(redis, prefix, 20_000, () => {});
   t.teardown(() => {
     turns.close();
@@ -60,7 +59,7 @@ t.test('one turn: each admission gets its own values, however many share the cal
 
 t.test('the usage gate: a move waits for the reads in progress, and reads wait for a move', async (t) => {
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
-  const redis = createRedis(localRedisUrl(), prefix);
+  const redis = createRedis(redisConnection(process.env), prefix);
   t.teardown(() => redis.disconnect());
   const { gate } = new UsageFlush({
     redis,

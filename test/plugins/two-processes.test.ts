@@ -7,14 +7,13 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { createTestDatabase } from '../helpers/db.ts';
 import { TEST_KEY_SECRET, clientWithKey } from '../helpers/accounts.ts';
-import { localRedisUrl } from '../../src/db-url.ts';
-import { createRedis } from '../../src/plugins/redis.ts';
+import { createRedis, redisConnection } from '../../src/plugins/redis.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const db = await createTestDatabase();
 t.teardown(() => db.drop());
 const prefix = `test:${randomBytes(6).toString('hex')}:`;
-const redis = createRedis(process.env.REDIS_URL || localRedisUrl(), prefix);
+const redis = createRedis(redisConnection(process.env), prefix);
 t.teardown(() => redis.quit());
 
 async function freePort(): Promise<number> {

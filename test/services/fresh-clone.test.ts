@@ -52,8 +52,9 @@ t.teardown(async () => {
 });
 
 await run('git', ['clone', '--quiet', ROOT, clone]);
-// the services script as it is in this working tree, so that what is tested is what would be committed
-copyFileSync(join(ROOT, 'scripts/services.sh'), join(clone, 'scripts/services.sh'));
+// the services scripts as they are in this working tree, so that what is tested is what would be committed
+for (const script of ['services.sh', 'replica.sh'])
+  copyFileSync(join(ROOT, 'scripts', script), join(clone, 'scripts', script));
 
 t.test('services start in a clone inside a 0700 folder, answer, and stop', async (t) => {
   t.equal(statSync(folder).mode & 0o777, 0o700, 'the clone sits in a private folder');

@@ -78,7 +78,7 @@ local function admit(st, pend, win, res, now, rpm, ver, period, rid, grant, free
   hincr(st, stfield, stfield == 'o' and 1 or -1)
   hincr(pend, field, 1)
   enter(w, win, now, rid)
-  redis.call('SET', res, field .. '|' .. st .. '|' .. pend, 'PX', 3600000)
+  redis.call('SET', res, field .. '|' .. st .. '|' .. pend, 'PX', 86400000)
   if count == 0 then reset_ms = 60000 end
   return 1, field, count + 1, reset_ms
 end

@@ -14,13 +14,14 @@ local first_admission = 5 + tonumber(ARGV[4])
 local batch
 local function current_batch()
   if batch then return batch end
-  local now_us = clock_us()
+  local now_us = clock_us(prefix)
   batch = redis.call('GET', prefix .. 'usage:current')
   if not batch or now_us >= closes_us(batch) then
     batch = prefix .. 'usage:batch:' .. string.format('%.0f', now_us + batch_us) .. '-' ..
       redis.call('INCR', prefix .. 'usage:seq')
     redis.call('SET', prefix .. 'usage:current', batch)
     redis.call('RPUSH', prefix .. 'usage:batches', batch)
+    clock_mark(prefix, now_us)
   end
   return batch
 end
