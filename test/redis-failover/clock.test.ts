@@ -1,5 +1,5 @@
-// A promoted replica whose clock is behind the old master's, against real servers started here: a master (56395) and
-// its replica (56396), promoted as Sentinel promotes one (REPLICAOF NO ONE) after the master is killed.
+// A promoted replica whose clock is behind the old master's, against real servers started here: a master and its
+// replica, promoted as Sentinel promotes one (REPLICAOF NO ONE) after the master is killed.
 //
 // Redis's TIME cannot be set (libfaketime does not load into Debian's redis-server), so the clocks are set where the
 // metering keeps them: the old master's batch clock is put an hour ahead (usage:clock, lua/clock.lua) before any
@@ -14,9 +14,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { periodOf } from '../../src/metering/periods.ts';
-import { servers } from './servers.ts';
+import { freePorts, servers } from './servers.ts';
 
-const [OLD, NEW] = [56395, 56396];
+const [OLD, NEW] = (await freePorts(2)) as [number, number];
 const HOUR_US = 3_600_000_000;
 const s = servers(t);
 await s.redis(OLD);

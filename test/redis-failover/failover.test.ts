@@ -1,5 +1,5 @@
-// Redis failover under load, against real servers started here: a primary (56390) and a replica (56391), three Redis
-// Sentinels (56392-56394, quorum 2, down after 1 s) and an app connected through them (REDIS_SENTINELS). During a
+// Redis failover under load, against real servers started here: a primary and a replica, three Redis Sentinels
+// (quorum 2, down after 1 s) and an app connected through them (REDIS_SENTINELS). During a
 // stream of requests the master is failed over, once with SENTINEL FAILOVER and once by killing it; then no answer is
 // a 5xx, requests are served through the new master, and Postgres's usage and ledger and Redis's balance agree: exact,
 // or in the client's favour by at most the requests in flight when the master died (docs/metering.md#failover); the
@@ -8,10 +8,9 @@ import t, { type Test } from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp } from '../helpers/app.ts';
 import { periodOf } from '../../src/metering/periods.ts';
-import { servers } from './servers.ts';
+import { freePorts, servers } from './servers.ts';
 
-const [PRIMARY, REPLICA] = [56390, 56391];
-const SENTINELS = [56392, 56393, 56394];
+const [PRIMARY, REPLICA, ...SENTINELS] = (await freePorts(5)) as [number, number, number, number, number];
 const NAME = 'florida-failover';
 /** Requests each stream keeps in flight. */
 const CONCURRENCY = 6;
