@@ -6,7 +6,8 @@ import type { Redis } from 'ioredis';
 
 export type Action = 'signup' | 'login' | 'reset';
 
-const WINDOW_SECONDS = 15 * 60;
+/** The length of the fixed windows attempts are counted in. */
+export const WINDOW_SECONDS = 15 * 60;
 
 /** Attempts allowed per window: sign-in counts failed attempts only, the others every attempt (each sends mail). */
 export const LIMITS: Record<Action, { perEmail: number; perAddress: number }> = {
