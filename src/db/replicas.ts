@@ -6,48 +6,15 @@
 // `app.primarySql` runs on the primary only, for the reads that must see every committed write.
 import type { FastifyBaseLogger } from 'fastify';
 import type postgres from 'postgres';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
+import { failureOf } from './failures.ts';
+import { queryMetrics, serverGauges } from './replica-metrics.ts';
 
 type Sql = postgres.Sql;
 type Build = (sql: Sql) => PromiseLike<unknown>;
 
 /** How a query ended: answered, refused by the server (bad input, a raised error), or not answered by the server. */
 type Outcome = 'ok' | 'error' | 'connection_error' | 'recovery_conflict';
-
-/** Error codes of postgres.js and of Node's sockets that mean the server was not reached or the connection was lost. */
-const CONNECTION_CODES = new Set([
-  'CONNECTION_CLOSED',
-  'CONNECTION_DESTROYED',
-  'CONNECTION_ENDED',
-  'CONNECT_TIMEOUT',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
-
-/**
- * Whether the server failed to answer a query (worth running it on another server) and why; null for an answer
- * the statement itself earned (22xxx bad input, P0001 raised, 57014 statement timeout...), which another server
- * would give too. SQLSTATE 08xxx: connection exceptions; 57P01/57P02/57P03: the server shuts down, crashed, or is
- * starting; 53300: no connection slot left; 40001 "canceling statement due to conflict with recovery" and 57P04
- * (database dropped): a hot standby cancelled the query to replay WAL. The API runs no serializable transactions,
- * but 40001 is checked by its message as well.
- */
-export function failureOf(err: unknown): 'connection_error' | 'recovery_conflict' | null {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return null;
-  if (CONNECTION_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300') {
-    return 'connection_error';
-  }
-  if (code === '57P04') return 'recovery_conflict';
-  if (code === '40001' && /conflict with recovery/i.test((err as Error).message)) return 'recovery_conflict';
-  return null;
-}
 
 /** A WAL position ('16/B374D848') as a number that orders like the position. */
 export function parseLsn(text: string): bigint {
@@ -188,26 +155,8 @@ export class ReadRouter {
   readonly maxStaleMs: number;
 
   constructor(opts: RouterOptions) {
-    const registers = [opts.registry];
-    const queries = new Counter({
-      name: 'florida_db_queries_total',
-      help: 'API database queries by server (primary, replica1...) and outcome (ok, error: refused by the statement, connection_error, recovery_conflict).',
-      labelNames: ['server', 'outcome'],
-      registers,
-    });
-    const duration = new Histogram({
-      name: 'florida_db_query_duration_seconds',
-      help: 'Time from sending an API database query to its answer, by server.',
-      labelNames: ['server'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
-      registers,
-    });
-    this.retries = new Counter({
-      name: 'florida_db_read_retries_total',
-      help: 'Reads run again on another server after a replica could not answer them.',
-      labelNames: ['from', 'to'],
-      registers,
-    });
+    const { queries, duration, retries } = queryMetrics(opts.registry);
+    this.retries = retries;
     const server = (name: string, sql: Sql): Server => ({
       name,
       sql,
@@ -239,44 +188,7 @@ export class ReadRouter {
     this.intervalMs = Math.min(1000, Math.max(100, Math.floor(opts.maxLagMs / 4)));
     this.maxStaleMs = opts.maxLagMs + this.intervalMs + CHECK_TIMEOUT_MS;
 
-    const servers = [this.primary, ...this.replicas];
-    const replicas = this.replicas;
-    new Gauge({
-      name: 'florida_db_queries_in_flight',
-      help: 'API database queries sent and not yet answered, by server (the pool in use).',
-      labelNames: ['server'],
-      registers,
-      collect() {
-        for (const s of servers) this.set({ server: s.name }, s.inFlight);
-      },
-    });
-    new Gauge({
-      name: 'florida_db_pool_max_connections',
-      help: 'Connections each API process may open to the server for requests.',
-      labelNames: ['server'],
-      registers,
-      collect() {
-        for (const s of servers) this.set({ server: s.name }, opts.poolSize);
-      },
-    });
-    new Gauge({
-      name: 'florida_replica_lag_seconds',
-      help: "How far the replica's data is behind the primary: the time since the newest primary WAL position it has replayed was current.",
-      labelNames: ['server'],
-      registers,
-      collect() {
-        for (const r of replicas) if (r.lagSeconds !== null) this.set({ server: r.name }, r.lagSeconds);
-      },
-    });
-    new Gauge({
-      name: 'florida_replica_in_rotation',
-      help: 'Whether the replica serves reads (1) or is out until it is reachable and within REPLICA_MAX_LAG_MS (0).',
-      labelNames: ['server'],
-      registers,
-      collect() {
-        for (const r of replicas) this.set({ server: r.name }, r.inRotation ? 1 : 0);
-      },
-    });
+    serverGauges(opts.registry, [this.primary, ...this.replicas], this.replicas, opts.poolSize);
 
     this.readSql = this.sqlShape(false);
     this.primarySql = this.sqlShape(true);

@@ -67,69 +67,69 @@ export function importMetrics(registry: Registry, sql: Sql, onError: (err: Error
        GROUP BY h.kind, c.slug`,
     onError,
   );
-  const registers = [registry];
-  new Gauge({
-    name: 'florida_import_runs_in_progress',
-    help: 'Imports running now and reporting progress (core.load_history), by kind.',
-    labelNames: ['kind'],
-    registers,
-    async collect() {
-      const rows = await snapshot();
-      this.reset();
-      // every kind ever imported shows, at 0 when none runs
-      for (const r of rows ?? []) this.inc({ kind: r.kind }, r.running && !r.stalled ? 1 : 0);
+  /** A gauge set afresh at each scrape from the snapshot's rows (left empty when the database does not answer). */
+  const fromRows = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    fill: (gauge: Gauge, rows: ImportRow[]) => void,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        const rows = await snapshot();
+        this.reset();
+        fill(this, rows ?? []);
+      },
+    });
+  // every kind ever imported shows, at 0 when none runs
+  fromRows(
+    'florida_import_runs_in_progress',
+    'Imports running now and reporting progress (core.load_history), by kind.',
+    ['kind'],
+    (g, rows) => {
+      for (const r of rows) g.inc({ kind: r.kind }, r.running && !r.stalled ? 1 : 0);
     },
-  });
-  new Gauge({
-    name: 'florida_import_runs_stalled',
-    help: `Imports still marked running that have not reported progress for ${STALLED_AFTER_S} s (a killed importer), by kind.`,
-    labelNames: ['kind'],
-    registers,
-    async collect() {
-      const rows = await snapshot();
-      this.reset();
-      for (const r of rows ?? []) this.inc({ kind: r.kind }, r.running && r.stalled ? 1 : 0);
+  );
+  fromRows(
+    'florida_import_runs_stalled',
+    `Imports still marked running that have not reported progress for ${STALLED_AFTER_S} s (a killed importer), by kind.`,
+    ['kind'],
+    (g, rows) => {
+      for (const r of rows) g.inc({ kind: r.kind }, r.running && r.stalled ? 1 : 0);
     },
-  });
-  new Gauge({
-    name: 'florida_import_rows_read',
-    help: 'Rows read so far by the running imports, by kind and county (all: a file of several counties).',
-    labelNames: ['kind', 'county'],
-    registers,
-    async collect() {
-      const rows = await snapshot();
-      this.reset();
-      for (const r of rows ?? []) if (r.running) this.inc({ kind: r.kind, county: r.county }, r.rows_read);
+  );
+  fromRows(
+    'florida_import_rows_read',
+    'Rows read so far by the running imports, by kind and county (all: a file of several counties).',
+    ['kind', 'county'],
+    (g, rows) => {
+      for (const r of rows) if (r.running) g.inc({ kind: r.kind, county: r.county }, r.rows_read);
     },
-  });
-  new Gauge({
-    name: 'florida_import_progress_ratio',
-    help: 'Share of its input a running import has read (0 to 1, by bytes), by kind and county; absent when unknown.',
-    labelNames: ['kind', 'county'],
-    registers,
-    async collect() {
-      const rows = await snapshot();
-      this.reset();
-      for (const r of rows ?? []) {
+  );
+  fromRows(
+    'florida_import_progress_ratio',
+    'Share of its input a running import has read (0 to 1, by bytes), by kind and county; absent when unknown.',
+    ['kind', 'county'],
+    (g, rows) => {
+      for (const r of rows) {
         if (r.running && r.bytes_total && r.bytes_read !== null) {
-          this.set({ kind: r.kind, county: r.county }, Math.min(1, r.bytes_read / r.bytes_total));
+          g.set({ kind: r.kind, county: r.county }, Math.min(1, r.bytes_read / r.bytes_total));
         }
       }
     },
-  });
-  new Gauge({
-    name: 'florida_import_last_success_timestamp_seconds',
-    help: 'When the last successful import of each kind and county finished (Unix seconds).',
-    labelNames: ['kind', 'county'],
-    registers,
-    async collect() {
-      const rows = await snapshot();
-      this.reset();
-      for (const r of rows ?? []) {
-        if (r.last_success !== null) this.set({ kind: r.kind, county: r.county }, r.last_success);
-      }
+  );
+  fromRows(
+    'florida_import_last_success_timestamp_seconds',
+    'When the last successful import of each kind and county finished (Unix seconds).',
+    ['kind', 'county'],
+    (g, rows) => {
+      for (const r of rows) if (r.last_success !== null) g.set({ kind: r.kind, county: r.county }, r.last_success);
     },
-  });
+  );
 }
 
 /** The webhook delivery queue, read with `sql` (a connection as api_webhooks). */
