@@ -26,10 +26,9 @@ if (config.METRICS_PORT) {
   });
 }
 const metrics = deliveryMetrics(registry);
-const worker = await WebhookWorker.start(webhookSettings(config), log, metrics).catch((err: Error) => {
-  log.error({ err: err.message }, 'webhook workers could not start');
-  process.exit(1);
-});
+// The handlers are installed before the workers start, so a signal that arrives while they connect still stops them
+// cleanly once they have started.
+const started = WebhookWorker.start(webhookSettings(config), log, metrics);
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
@@ -38,9 +37,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     log.info({ signal }, 'stopping webhook workers');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
-    worker.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    started
+      .then((worker) => worker.stop())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   });
 }
+await started.catch((err: Error) => {
+  log.error({ err: err.message }, 'webhook workers could not start');
+  process.exit(1);
+});
