@@ -6,7 +6,7 @@
 //   node --import tsx bench/quality.ts             measures it against that state (DATABASE_URL: the bench database)
 // A query finds its parcel when a hit has the parcel's owner name (an owner query) or site address (an address
 // query) in normalized form: many parcels share an owner, and the query names the owner, not one of its parcels
-// (without a unit number, the building).
+// (without a unit number, the building: any hit at that address, with its unit number left out if it has one).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,6 +35,8 @@ export interface QualityResult {
 }
 
 const VOWELS = 'AEIOU';
+/** A site address's unit number, as the roll writes it. */
+const UNIT = /( #| UNIT | APT )\s*\S+$/;
 const SUFFIXES: Record<string, string[]> = {
   TR: ['Trust', 'Trustee'],
   LLC: ['L.L.C.', 'L L C'],
@@ -85,7 +87,7 @@ export async function buildQualitySet(sql: postgres.Sql, perDamage = 40): Promis
      WHERE p.owner_name ~ '(^| )(MC|MAC)[A-Z]{4,}( |$)|(^| )(VAN|DE|DEL|LA) [A-Z]{3,}'
      ORDER BY p.id LIMIT 2000`;
   const suffixed = rows.filter((r) => r.owner.split(' ').some((w) => w in SUFFIXES));
-  const units = rows.filter((r) => r.address && /( #| UNIT | APT )\s*\S+$/.test(r.address));
+  const units = rows.filter((r) => r.address && UNIT.test(r.address));
   const pairs: QualityPair[] = [];
   const seen = new Set<string>();
   const add = (p: QualityPair) => {
@@ -118,7 +120,7 @@ export async function buildQualitySet(sql: postgres.Sql, perDamage = 40): Promis
   }
   for (const r of units) {
     add({
-      query: typed(r.address!.replace(/( #| UNIT | APT )\s*\S+$/, '')),
+      query: typed(r.address!.replace(UNIT, '')),
       field: 'address',
       damage: 'no unit',
       county: r.slug,
@@ -143,20 +145,23 @@ export async function measureQuality(sql: postgres.Sql, pairs: QualityPair[]): P
   const byDamage = new Map<string, [number, number]>();
   const misses: string[] = [];
   for (const p of pairs) {
-    const [target] = await sql<{ owner: string; address: string }[]>`
-      SELECT p.owner_search AS owner, p.address_search AS address FROM core.parcels p
+    // without its unit number a query names the building: any unit of it, or the address without a unit
+    const building = (text: string | null) => (p.damage === 'no unit' ? (text ?? '').replace(UNIT, '') : text);
+    const [target] = await sql<{ owner: string; address: string | null }[]>`
+      SELECT p.owner_search AS owner, p.site_address_full AS address FROM core.parcels p
        WHERE p.county_id = (SELECT id FROM core.counties WHERE slug = ${p.county}) AND p.parcel_id = ${p.parcel_id}`;
     if (!target) throw new Error(`quality: no parcel ${p.county} ${p.parcel_id}: rebuild the set for this state`);
-    // without its unit number a query names the building: any of its units is the parcel it means
-    const building = (text: string | null) => (p.damage === 'no unit' ? (text ?? '').replace(/ \S+$/, '') : text);
-    const want = building(p.field === 'owner' ? target.owner : target.address);
+    const want =
+      p.field === 'owner'
+        ? target.owner
+        : (await sql<{ t: string }[]>`SELECT core.normalize_text(${building(target.address)}) AS t`)[0]!.t;
     const rank = async (county: string[] | null) => {
       const [page] = await sql<{ hits: { owner_name: string | null; site_address_full: string | null }[] }[]>`
         SELECT hits FROM api.parcel_search_hits(p_query => ${p.query}, p_county => ${county}, p_limit => 10)`;
       const texts = await sql<{ t: string | null }[]>`
         SELECT core.normalize_text(x) AS t
-          FROM unnest(${page!.hits.map((h) => (p.field === 'owner' ? h.owner_name : h.site_address_full))}::text[]) AS x`;
-      return texts.findIndex((r) => building(r.t) === want);
+          FROM unnest(${page!.hits.map((h) => (p.field === 'owner' ? h.owner_name : building(h.site_address_full)))}::text[]) AS x`;
+      return texts.findIndex((r) => r.t === want);
     };
     const statewide = await rank(null);
     const local = await rank([p.county]);

@@ -73,6 +73,7 @@ DECLARE
   v_only_exact boolean;
   v_level float8;
   v_well text;
+  v_best text;
   v_pt text;
   v_k integer;
   v_dlat float8;
@@ -113,8 +114,9 @@ BEGIN
     -- Relevance: score (every word held exactly = 1), then an owner or address equal to one of the query's texts
     -- (search.exact_texts), then id. Up to
     -- search.ranked_in_full() matches are ranked in full. More (a common name or street statewide) are paged tier by tier without
-    -- scoring the whole set: the query's exact text, then every word held exactly, each by id; then the parcels whose
-    -- every word is matched well (below), by score; then the rest, by id.
+    -- scoring the whole set: the query's exact text, then every word held exactly, each by id; then the query's exact
+    -- texts with the best score left, by id; then the parcels whose every word is matched well (below), by score;
+    -- then the rest, by id.
     -- The vocabulary bounds the number of matches: at most the smallest word's document frequency (the sum over its
     -- terms), exactly it for a single word that stands only for itself. Count (up to one past the bound) only when
     -- neither decides.
@@ -149,14 +151,18 @@ BEGIN
                                  ARRAY(SELECT x.term FROM unnest(qw.terms, qw.qualities) AS x(term, q) WHERE x.q >= v_level)), ' AND ')
           FROM unnest(v_words) AS qw) END;
       v_words_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
+      -- an exact text that is not every word held exactly, with the best score left (search.parcel_best_exact)
+      v_best := format('coalesce(%s AND NOT %s AND %s = %L::float8, false)', search.parcel_exact_text_sql(v_texts), v_words_exact,
+                       search.parcel_query_score_sql(v_words), search.parcel_best_score(v_words));
       v_ids := search.parcel_page_by_tiers(v_where,
         ARRAY[format('%s AND %s', search.parcel_exact_text_sql(v_texts), v_words_exact),
               CASE WHEN v_exact_bound > 0 THEN format('%s AND NOT %s', v_words_exact, v_exact) ELSE 'false' END,
-              CASE WHEN v_well IS NULL THEN 'false' ELSE format('%s AND NOT %s', v_well, v_words_exact) END,
-              CASE WHEN v_only_exact THEN 'false' ELSE format('NOT %s AND NOT (%s)', v_words_exact, coalesce(v_well, 'false')) END],
-        ARRAY['p.id', 'p.id', format('%s DESC, %s DESC, p.id', search.parcel_query_score_sql(v_words), v_exact), 'p.id'], p_limit, p_offset,
+              CASE WHEN v_only_exact THEN 'false' ELSE v_best END,
+              CASE WHEN v_well IS NULL THEN 'false' ELSE format('%s AND NOT %s AND NOT %s', v_well, v_words_exact, v_best) END,
+              CASE WHEN v_only_exact THEN 'false' ELSE format('NOT %s AND NOT (%s) AND NOT %s', v_words_exact, coalesce(v_well, 'false'), v_best) END],
+        ARRAY['p.id', 'p.id', 'p.id', format('%s DESC, %s DESC, p.id', search.parcel_query_score_sql(v_words), v_exact), 'p.id'], p_limit, p_offset,
         ARRAY[false, v_exact_bound::float8 ^ 2 > (p_offset + p_limit)::float8 * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'core.parcels'::regclass),
-              false, true]);
+              false, false, true]);
     END IF;
   ELSIF v_sort = 'distance' THEN
     -- Distance to the centroid on the sphere (ST_Distance on geography, ~2 us a parcel). A page needs only the

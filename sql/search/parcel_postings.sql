@@ -126,6 +126,37 @@ COMMENT ON FUNCTION search.parcel_postings_scores(search.id_set[], api.query_wor
   'Helper of search by postings: the relevance score (as in search.parcel_query_score_sql) of every parcel in p_sets, '
   'each of which matches every word.';
 
+-- The same scores read from the parcels' rows (search_terms), for a few parcels.
+CREATE FUNCTION search.parcel_rows_scores(p_ids integer[], p_words api.query_word[])
+RETURNS TABLE (id integer, score float8)
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+  SELECT p.id::integer,
+         coalesce((SELECT sum(b.q ORDER BY b.i) FROM (
+                     SELECT w.i, max(tq.q) AS q
+                       FROM unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i)
+                       CROSS JOIN unnest(w.terms, w.qualities) AS tq(t, q)
+                      WHERE tq.t = ANY (p.search_terms)
+                      GROUP BY w.i) b), 0) / cardinality(p_words)
+    FROM core.parcels p
+   WHERE p.id = ANY (p_ids::bigint[])
+$$;
+COMMENT ON FUNCTION search.parcel_rows_scores(integer[], api.query_word[]) IS
+  'Helper of search by postings: the relevance score (as in search.parcel_query_score_sql) of each parcel of p_ids, '
+  'read from its row; 0 for a parcel that holds none of the words'' terms.';
+
+-- The highest score a parcel can have for query words short of holding every word exactly: each word matched by
+-- its best term (the first), summed in word order as every score is.
+CREATE FUNCTION search.parcel_best_score(p_words api.query_word[]) RETURNS float8
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN (SELECT sum(w.qualities[1] ORDER BY w.i) FROM unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i))
+         / cardinality(p_words);
+END $$;
+COMMENT ON FUNCTION search.parcel_best_score(api.query_word[]) IS
+  'The best relevance score a parcel can have for query words: each word matched by its first (best) term.';
+
 -- The first tier of a relevance page: the parcels whose owner or address is one of the query's texts
 -- (search.exact_texts: as typed, as best read, in any word order), read from the btree indexes on (hashtext(text),
 -- id) in id order, the hashes compared first and then the texts.
@@ -177,12 +208,30 @@ COMMENT ON FUNCTION search.parcel_postings_exact_tiers(search.id_set[], integer[
   'Helper of parcel_page_by_postings: the first p_k ids of the tiers of parcels holding every word exactly (p_held): '
   'those in p_exact (owner or address equal to one of the query''s texts) first, then the rest, each by id.';
 
+-- The tier after the parcels holding every word exactly (p_held_ids, when fewer than p_k): the parcels of p_exact
+-- (owner or address equal to one of the query's texts) whose score is the best a parcel not in that tier can have,
+-- by id. A full ranking puts them next: the highest score left, and an exact text.
+CREATE FUNCTION search.parcel_best_exact(p_exact integer[], p_held_ids integer[], p_words api.query_word[], p_k integer)
+RETURNS integer[]
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+  IF cardinality(p_held_ids) >= p_k OR cardinality(p_exact) = 0 THEN RETURN '{}'; END IF;
+  RETURN ARRAY(SELECT sc.id FROM search.parcel_rows_scores(p_exact - p_held_ids, p_words) AS sc
+                WHERE sc.score = search.parcel_best_score(p_words)
+                ORDER BY sc.id LIMIT p_k - cardinality(p_held_ids));
+END $$;
+COMMENT ON FUNCTION search.parcel_best_exact(integer[], integer[], api.query_word[], integer) IS
+  'Helper of parcel_page_by_postings: up to p_k less the held tier''s ids (p_held_ids), the parcels of p_exact not in '
+  'it whose score is search.parcel_best_score, by id; none when the held tier fills p_k.';
+
 -- A page of search by postings, in the order of the GIN path of search_parcels; among parcels of the same score, an
 -- owner or address equal to one of the query's texts (search.exact_texts) comes first. Up to
 -- search.ranked_in_full() matches, every match is scored in one pass and ranked by score, that, and id. Beyond: the
--- parcels holding every word exactly (score 1), by id; then those whose every word is matched at least as well as
--- a level (search.parcel_well_level), by score; then the rest by id. Without the total, the first tiers may fill the
--- page before all the matches are computed.
+-- parcels holding every word exactly (score 1), by id; then those whose owner or address is one of the query's texts
+-- and whose score is the best left (search.parcel_best_score), by id: the next in a full ranking; then those whose
+-- every word is matched at least as well as a level (search.parcel_well_level), by score; then the rest by id.
+-- Without the total, the first two tiers may fill the page before all the matches are computed.
 CREATE FUNCTION search.parcel_page_by_postings(p_words api.query_word[], p_counties smallint[], p_texts text[],
                                             p_limit integer, p_offset integer, p_with_total boolean,
                                             OUT ids bigint[], OUT total bigint)
@@ -198,10 +247,13 @@ DECLARE
   v_ranked integer[];
   v_level float8;
   v_well search.id_set[] := '{}';
+  v_best integer[] := '{}';
 BEGIN
   IF NOT p_with_total THEN
     v_held := search.parcel_postings_match(p_words, p_counties, 1);
     v_ids := search.parcel_postings_exact_tiers(v_held, v_exact, v_k);
+    v_best := search.parcel_best_exact(v_exact, v_ids, p_words, v_k);
+    v_ids := v_ids || v_best;
     IF cardinality(v_ids) = v_k THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
   END IF;
   -- every match: the total, and the page's later tiers (computed once for both)
@@ -217,16 +269,20 @@ BEGIN
   IF v_held IS NULL THEN
     v_held := search.parcel_postings_match(p_words, p_counties, 1);
     v_ids := search.parcel_postings_exact_tiers(v_held, v_exact, v_k);
+    v_best := search.parcel_best_exact(v_exact, v_ids, p_words, v_k);
+    v_ids := v_ids || v_best;
   END IF;
   IF cardinality(v_ids) < v_k THEN
     v_level := search.parcel_well_level(p_words);
     IF v_level IS NOT NULL THEN
       v_well := search.parcel_postings_minus(search.parcel_postings_match(p_words, p_counties, v_level), v_held);
       v_ids := v_ids || ARRAY(SELECT sc.id FROM search.parcel_postings_scores(v_well, p_words) AS sc
+                               WHERE sc.id <> ALL (v_best)
                                ORDER BY sc.score DESC, sc.id = ANY (v_exact) DESC, sc.id LIMIT v_k - cardinality(v_ids));
     END IF;
     IF cardinality(v_ids) < v_k THEN
-      v_ids := v_ids || search.parcel_postings_first(search.parcel_postings_minus(v_all, v_held || v_well), v_k - cardinality(v_ids));
+      v_ids := v_ids || search.parcel_postings_first(search.parcel_postings_minus(v_all, v_held || v_well),
+                                                      v_k - cardinality(v_ids), v_best);
     END IF;
   END IF;
   ids := v_ids[p_offset + 1 : v_k];

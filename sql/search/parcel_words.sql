@@ -50,33 +50,58 @@ COMMENT ON FUNCTION search.query_words(text) IS
   'The words parcel search reads in a query, in order. Example: search.query_words(''John Mc Donald Trust'') = '
   '{JOHN,MCDONALD} when some parcel holds MCDONALD.';
 
--- The texts an owner or address equal to which ranks first among parcels of the same score: the query as typed,
--- as best read (each word replaced by its best term: SIMTH JOHN -> SMITH JOHN), and, for 2 or 3 words, both in every
--- word order (ROSA LOPEZ -> LOPEZ ROSA), all normalized.
+-- The texts an owner or address equal to which ranks first among parcels of the same score: the query as typed, with
+-- its runs of name particles joined (MC DONALD JOHN -> MCDONALD JOHN), and as best read (each word replaced by its
+-- best term: SIMTH JOHN -> SMITH JOHN), each in every word order when it has 2 or 3 words (ROSA LOPEZ -> LOPEZ ROSA),
+-- all normalized.
 CREATE FUNCTION search.exact_texts(p_query text, p_words api.query_word[]) RETURNS text[]
   LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
 DECLARE
   v_typed text[] := array_remove(string_to_array(core.normalize_text(p_query), ' '), '');
+  v_joined text[] := search.particles_joined(v_typed);
   v_best text[] := ARRAY(SELECT coalesce((SELECT qw.terms[1] FROM unnest(p_words) AS qw WHERE qw.word = w.w LIMIT 1), w.w)
-                           FROM unnest(v_typed) WITH ORDINALITY AS w(w, i) ORDER BY w.i);
+                           FROM unnest(v_joined) WITH ORDINALITY AS w(w, i) ORDER BY w.i);
 BEGIN
-  IF cardinality(v_typed) NOT BETWEEN 2 AND 3 THEN
-    RETURN ARRAY(SELECT DISTINCT x FROM unnest(ARRAY[array_to_string(v_typed, ' '), array_to_string(v_best, ' ')]) AS x);
-  END IF;
   RETURN ARRAY(
-    WITH RECURSIVE orders(pos) AS (
-      SELECT ARRAY[]::int[]
-      UNION ALL
-      SELECT o.pos || i FROM orders o, generate_series(1, cardinality(v_typed)) AS i
-       WHERE i <> ALL (o.pos) AND cardinality(o.pos) < cardinality(v_typed))
-    SELECT DISTINCT array_to_string(ARRAY(SELECT words[i] FROM unnest(o.pos) WITH ORDINALITY AS u(i, n) ORDER BY u.n), ' ')
-      FROM orders o, (VALUES (v_typed), (v_best)) AS v(words)
-     WHERE cardinality(o.pos) = cardinality(v_typed));
+    SELECT DISTINCT array_to_string(ARRAY(SELECT v.words[u.i] FROM unnest(o.pos) WITH ORDINALITY AS u(i, n) ORDER BY u.n), ' ')
+      FROM (VALUES (v_typed), (v_joined), (v_best)) AS v(words), search.word_orders(cardinality(v.words)) AS o(pos));
 END $$;
 COMMENT ON FUNCTION search.exact_texts(text, api.query_word[]) IS
   'The normalized texts an owner or address must equal to rank first among equals for a query and its reading. '
   'Example: SELECT search.exact_texts(''Rosa Lopez'', api.parcel_query_words(''Rosa Lopez''));';
+
+-- Words with each run of name particles and the word after it joined, as core.search_terms also indexes them: a
+-- particle is joined to what follows when its run of particles ends in a word that is not a number.
+CREATE FUNCTION search.particles_joined(p_words text[]) RETURNS text[]
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
+AS $$
+DECLARE
+  v_particles text := array_to_string(core.search_particles(), '|');
+BEGIN
+  RETURN string_to_array(regexp_replace(array_to_string(p_words, ' '),
+                                        format('\m(%1$s) (?=((%1$s) )*(?!(%1$s)( |$))[^0-9 ])', v_particles), '\1', 'g'), ' ');
+END $$;
+COMMENT ON FUNCTION search.particles_joined(text[]) IS
+  'p_words with each run of name particles and the word after it joined into one word (as core.join_particles '
+  'forms them). Example: search.particles_joined(''{MC,DONALD,JOHN}'') = {MCDONALD,JOHN}.';
+
+-- The orders exact texts are tried in: every permutation of 2 or 3 words, else only the order given.
+CREATE FUNCTION search.word_orders(p_n integer) RETURNS SETOF integer[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+  WITH RECURSIVE orders(pos) AS (
+    SELECT ARRAY[]::int[]
+    UNION ALL
+    SELECT o.pos || i FROM orders o, generate_series(1, p_n) AS i
+     WHERE p_n BETWEEN 2 AND 3 AND i <> ALL (o.pos) AND cardinality(o.pos) < p_n)
+  SELECT pos FROM orders WHERE p_n BETWEEN 2 AND 3 AND cardinality(pos) = p_n
+  UNION ALL
+  SELECT ARRAY(SELECT generate_series(1, p_n)) WHERE p_n NOT BETWEEN 2 AND 3
+$$;
+COMMENT ON FUNCTION search.word_orders(integer) IS
+  'Orders of p_n words as arrays of positions: all of them for 2 or 3 words, else only 1..p_n. '
+  'Example: SELECT * FROM search.word_orders(2);';
 
 -- One word's reading: the word itself, its typos and (for the last word) its completions, each with its quality.
 CREATE FUNCTION search.parcel_word_terms(p_word text, p_words text[], p_wide boolean,

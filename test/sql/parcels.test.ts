@@ -574,12 +574,14 @@ t.test(
       FROM generate_series(1, 6000) AS i`;
     const page = (query: string, offset: number, limit = 25) =>
       ids(db.sql`SELECT id FROM api.search_parcels(p_query => ${query}, p_limit => ${limit}, p_offset => ${offset})`);
-    // brute force: the parcels holding one of `anyOf` (the query's terms), in tier order
-    const expected = async (query: string, words: string[], anyOf: string[], offset: number, limit = 25) =>
+    // brute force: the parcels holding one of `anyOf` (the query's terms), in tier order; `best`: the owner of the
+    // query as best read, which holds each word's best term
+    const expected = async (query: string, words: string[], anyOf: string[], offset: number, best = '') =>
       ids(db.sql`
       SELECT id::int FROM core.parcels p WHERE p.search_terms && ${anyOf}::text[]
-       ORDER BY p.owner_search = core.normalize_text(${query}) DESC, p.search_terms @> ${words}::text[] DESC, p.id
-       LIMIT ${limit} OFFSET ${offset}`);
+       ORDER BY p.owner_search = core.normalize_text(${query}) DESC, p.search_terms @> ${words}::text[] DESC,
+                p.owner_search = ${best} DESC, p.id
+       LIMIT 25 OFFSET ${offset}`);
     for (const offset of [0, 5230, 5240]) {
       t.same(
         await page('zorba quill', offset),
@@ -588,12 +590,22 @@ t.test(
       );
     }
     t.equal((await db.sql`SELECT api.count_parcels(p_query => 'zorba quill') AS n`)[0]?.n, 6000);
-    const typo = await page('zorbx quill', 0);
+    for (const offset of [0, 3]) {
+      t.same(
+        await page('zorbx quill', offset),
+        await expected('zorbx quill', ['ZORBX', 'QUILL'], ['ZORBA'], offset, 'ZORBA QUILL'),
+        `a word in no parcel as typed: the every-word-exact tier is skipped; the query as best read (ZORBA QUILL), then the rest by id (offset ${offset})`,
+      );
+    }
+    const first = await page('zorbx quill', 0);
     t.same(
-      typo,
-      await expected('zorbx quill', ['ZORBX', 'QUILL'], ['ZORBA'], 0),
-      'a word in no parcel as typed: the every-word-exact tier is skipped, the rest follow by id',
+      (
+        await db.sql`SELECT owner_name FROM core.parcels WHERE id = ANY (${first.slice(0, 4)}::bigint[]) ORDER BY id`
+      ).map((r) => r.owner_name),
+      ['ZORBA QUILL JR', 'ZORBA QUILL', 'ZORBA QUILL', 'ZORBA QUILL'],
+      'the three owners equal to the best reading first, then the lowest id of the rest',
     );
+    t.ok(first[0]! > first[3]!, 'though their ids are not the lowest');
     t.equal((await db.sql`SELECT api.count_parcels(p_query => 'zorbx quill') AS n`)[0]?.n, 5250);
     t.same(
       await page('quill', 5990),

@@ -139,3 +139,32 @@ t.test(
     t.equal(hit!.total, 1, 'a query spelled the old way finds it');
   },
 );
+
+t.test('a query with its particles apart ranks the owner written with them joined as its exact text', async (t) => {
+  // the longer owner has the lower id: only the exact-text rule puts MCDONALD WILHELMINA first
+  for (const [i, owner] of ['MCDONALD WILHELMINA ROSE', 'MCDONALD WILHELMINA'].entries())
+    await sql`INSERT INTO core.parcels (county_id, parcel_id, owner_name, just_value)
+              VALUES (${county!.id}, ${`VAR-JOIN-${i}`}, ${owner}, 1000)`;
+  const [texts] = await sql<{ texts: string[] }[]>`
+    SELECT search.exact_texts('Mc Donald Wilhelmina', api.parcel_query_words('Mc Donald Wilhelmina')) AS texts`;
+  t.ok(texts!.texts.includes('MCDONALD WILHELMINA'), 'the joined text is one of the query texts');
+  t.ok(texts!.texts.includes('MC DONALD WILHELMINA'), 'beside the text as typed');
+  const joined = await sql<{ words: string[] }[]>`
+    SELECT search.particles_joined(string_to_array(x, ' ')) AS words
+      FROM unnest(ARRAY['SMITH DE LA CRUZ', 'DE LA 5', 'JOHN DE', 'AMC DONALD']) WITH ORDINALITY AS u(x, i) ORDER BY i`;
+  t.same(
+    joined.map((r) => r.words.join(' ')),
+    ['SMITH DELACRUZ', 'DE LA 5', 'JOHN DE', 'AMC DONALD'],
+    'a run of particles joins the word after it, never a number, nor a particle inside a word',
+  );
+  for (const filter of [null, 0]) {
+    const [page] = await sql<{ hits: { owner_name: string }[] }[]>`
+      SELECT hits FROM api.parcel_search_hits(p_query => 'Mc Donald Wilhelmina', p_county => '{suwannee}',
+                                              p_just_value_min => ${filter})`;
+    t.same(
+      page!.hits.map((h) => h.owner_name),
+      ['MCDONALD WILHELMINA', 'MCDONALD WILHELMINA ROSE'],
+      `${filter === null ? 'postings' : 'GIN'}: the joined owner first`,
+    );
+  }
+});
