@@ -8,50 +8,82 @@
 CREATE TYPE search.id_set AS (county_id smallint, ids integer[]);
 COMMENT ON TYPE search.id_set IS 'Parcel ids of one county, ascending: a step of search by postings.';
 
+CREATE TYPE search.term_hits AS (word integer, quality float8, county_id smallint, ids integer[]);
+COMMENT ON TYPE search.term_hits IS
+  'The ids of one county that hold one term of a query word (the word''s position and the term''s quality), among '
+  'the candidates left when that word was read: what search by postings keeps to score its matches without reading '
+  'the postings again.';
+
+CREATE FUNCTION search.parcel_postings_matches(p_words api.query_word[], p_counties smallint[], p_min_quality float8,
+                                            p_stop_below integer, p_with_hits boolean,
+                                            OUT sets search.id_set[], OUT hits search.term_hits[])
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+  v_word record;
+  v_hits search.term_hits[];
+BEGIN
+  hits := '{}';
+  -- the rarest word first (its terms' parcels, statewide, from the vocabulary): every later word only narrows them,
+  -- one intersection with each of its terms' postings
+  FOR v_word IN
+    SELECT w.i, w.terms, w.qualities, p_with_hits AND w.read > 1 AS with_hits FROM (
+      SELECT u.i, ARRAY(SELECT x.t FROM unnest(u.terms, u.qualities) AS x(t, q) WHERE x.q >= p_min_quality) AS terms,
+             ARRAY(SELECT x.q FROM unnest(u.terms, u.qualities) AS x(t, q) WHERE x.q >= p_min_quality) AS qualities,
+             cardinality(u.terms) AS read
+        FROM unnest(p_words) WITH ORDINALITY AS u(word, terms, qualities, i)) w
+     ORDER BY (SELECT coalesce(sum(t.parcels), 0) FROM core.parcel_terms t WHERE t.term = ANY (w.terms))
+  LOOP
+    IF sets IS NULL AND NOT v_word.with_hits THEN
+      -- the first word's terms' postings, united (kept in a CTE only for hits: copying them costs)
+      SELECT array_agg(ROW(g.county_id, g.ids)::search.id_set), NULL INTO sets, v_hits
+        FROM (SELECT pp.county_id, core.id_union(pp.ids) AS ids FROM core.parcel_postings pp
+               WHERE pp.term = ANY (v_word.terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
+               GROUP BY pp.county_id) g;
+    ELSE
+      -- each term's ids (for the first word its postings; for a later one, their intersection with the sets), kept
+      -- as hits when asked for a word read as several terms (search.parcel_hits_scores counts a word of one term for
+      -- every match), and united into the word's sets; a later word's postings are
+      -- read by term, then joined to the sets by county: probing each county for each term took thousands of index
+      -- reads for a word standing for 128 terms (the arrays are read only if joined)
+      WITH x AS MATERIALIZED (
+        SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp
+         WHERE sets IS NULL AND pp.term = ANY (v_word.terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
+        UNION ALL
+        SELECT s.county_id, pp.term, s.ids & pp.ids
+          FROM unnest(sets) AS s
+          JOIN (SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp WHERE pp.term = ANY (v_word.terms) OFFSET 0) pp
+            ON pp.county_id = s.county_id)
+      SELECT (SELECT array_agg(ROW(m.county_id, m.ids)::search.id_set)
+                FROM (SELECT x.county_id, core.id_union(x.ids) AS ids FROM x GROUP BY x.county_id) m WHERE m.ids <> '{}'),
+             CASE WHEN v_word.with_hits THEN
+               (SELECT array_agg(ROW(v_word.i, tq.q, x.county_id, x.ids)::search.term_hits)
+                  FROM x JOIN unnest(v_word.terms, v_word.qualities) AS tq(t, q) ON tq.t = x.term WHERE x.ids <> '{}') END
+        INTO sets, v_hits;
+    END IF;
+    hits := hits || coalesce(v_hits, '{}');
+    EXIT WHEN sets IS NULL;
+    -- (every word only narrows the matches: once fewer than p_stop_below, they stay so)
+    EXIT WHEN p_stop_below IS NOT NULL AND search.parcel_postings_count(sets) < p_stop_below;
+  END LOOP;
+  sets := coalesce(sets, '{}');
+END $$;
+COMMENT ON FUNCTION search.parcel_postings_matches(api.query_word[], smallint[], float8, integer, boolean) IS
+  'Helper of search by postings: per county (p_counties, NULL for all), the ids of the parcels holding, for every '
+  'query word, one of its terms of quality p_min_quality or more (0: any term; 1: the word itself); with '
+  'p_with_hits, the term hits that score them (search.parcel_hits_scores). With p_stop_below, it stops once fewer '
+  'parcels than that hold the words so far (then only their number, below p_stop_below, is of use).';
+
 CREATE FUNCTION search.parcel_postings_match(p_words api.query_word[], p_counties smallint[], p_min_quality float8,
                                           p_stop_below integer DEFAULT NULL)
 RETURNS search.id_set[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-DECLARE
-  v_terms text[];
-  v_sets search.id_set[];
 BEGIN
-  -- the rarest word first (its terms' parcels, statewide, from the vocabulary): every later word only narrows them,
-  -- one intersection with each of its terms' postings
-  FOR v_terms IN
-    SELECT w.terms FROM (
-      SELECT ARRAY(SELECT x.t FROM unnest(qw.terms, qw.qualities) AS x(t, q) WHERE x.q >= p_min_quality) AS terms
-        FROM unnest(p_words) AS qw) w
-     ORDER BY (SELECT coalesce(sum(t.parcels), 0) FROM core.parcel_terms t WHERE t.term = ANY (w.terms))
-  LOOP
-    IF v_sets IS NULL THEN
-      SELECT array_agg(ROW(g.county_id, g.ids)::search.id_set) INTO v_sets
-        FROM (SELECT pp.county_id, core.id_union(pp.ids) AS ids FROM core.parcel_postings pp
-               WHERE pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
-               GROUP BY pp.county_id) g;
-    ELSE
-      -- the word's postings are read by term, then joined to the sets by county: probing each county for each
-      -- term took thousands of index reads for a word standing for 128 terms (the arrays are read only if joined)
-      SELECT array_agg(ROW(m.county_id, m.ids)::search.id_set) INTO v_sets
-        FROM (SELECT s.county_id, core.id_union(s.ids & pp.ids) AS ids
-                FROM unnest(v_sets) AS s
-                JOIN (SELECT pp.county_id, pp.ids FROM core.parcel_postings pp WHERE pp.term = ANY (v_terms) OFFSET 0) pp
-                  ON pp.county_id = s.county_id
-               GROUP BY s.county_id) m
-       WHERE m.ids <> '{}';
-    END IF;
-    EXIT WHEN v_sets IS NULL;
-    -- (every word only narrows the matches: once fewer than p_stop_below, they stay so)
-    EXIT WHEN p_stop_below IS NOT NULL AND search.parcel_postings_count(v_sets) < p_stop_below;
-  END LOOP;
-  RETURN coalesce(v_sets, '{}');
+  RETURN (search.parcel_postings_matches(p_words, p_counties, p_min_quality, p_stop_below, false)).sets;
 END $$;
 COMMENT ON FUNCTION search.parcel_postings_match(api.query_word[], smallint[], float8, integer) IS
-  'Helper of search by postings: per county (p_counties, NULL for all), the ids of the parcels holding, for every '
-  'query word, one of its terms of quality p_min_quality or more (0: any term; 1: the word itself). With '
-  'p_stop_below, it stops once fewer parcels than that hold the words so far (then only their number, below '
-  'p_stop_below, is of use). Example: '
+  'Helper of search by postings: the matches of search.parcel_postings_matches, without hits. Example: '
   'SELECT s.county_id, icount(s.ids) FROM unnest(search.parcel_postings_match(api.parcel_query_words(''smith jon''), NULL, 0)) s;';
 
 -- County ids for the postings: NULL (every county) without slugs, none for an empty list, as the GIN path filters.
@@ -94,26 +126,20 @@ COMMENT ON FUNCTION search.parcel_postings_minus(search.id_set[], search.id_set[
   'Helper of search by postings: per county, the ids of p_sets that are in no set of p_others.';
 
 -- The relevance score of matching parcels, as search.parcel_query_score_sql computes it from search_terms: for each
--- word the best quality among its terms the parcel holds (each term's postings intersected with the sets), then the
--- mean over words, summed in word order. A word of one term is held by every match: its quality counts as it is,
--- without reading its postings (often the longest, as for & or a common surname).
-CREATE FUNCTION search.parcel_postings_scores(p_sets search.id_set[], p_words api.query_word[])
+-- word the best quality among its terms the parcel holds, then the mean over words, summed in word order. The terms
+-- a parcel holds come from the term hits search.parcel_postings_matches kept while matching (p_hits: each term's
+-- ids among the candidates of its step), so the postings are not read again. A word of one term is held by every
+-- match: its quality counts as it is.
+CREATE FUNCTION search.parcel_hits_scores(p_sets search.id_set[], p_hits search.term_hits[], p_words api.query_word[])
 RETURNS TABLE (id integer, score float8)
   LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
   SELECT y.id, sum(y.q ORDER BY y.i) / cardinality(p_words)
-    FROM (SELECT w.i, x.id, max(tq.q) AS q
-            FROM unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i)
-            CROSS JOIN unnest(w.terms, w.qualities) AS tq(t, q)
-            -- the terms' postings read by term, then joined to the sets by county (as in parcel_postings_match)
-            JOIN (SELECT pp.term, pp.county_id, pp.ids FROM core.parcel_postings pp
-                   WHERE pp.term = ANY (ARRAY(SELECT t FROM unnest(p_words) AS qw, unnest(qw.terms) AS t
-                                               WHERE cardinality(qw.terms) > 1)) OFFSET 0) pp
-              ON pp.term = tq.t
-            JOIN unnest(p_sets) AS s ON s.county_id = pp.county_id
-            CROSS JOIN unnest(s.ids & pp.ids) AS x(id)
-           WHERE cardinality(w.terms) > 1
-           GROUP BY w.i, x.id
+    FROM (SELECT h.word AS i, x.id, max(h.quality) AS q
+            FROM unnest(p_hits) AS h
+            JOIN unnest(p_sets) AS s ON s.county_id = h.county_id
+            CROSS JOIN unnest(s.ids & h.ids) AS x(id)
+           GROUP BY h.word, x.id
           UNION ALL
           SELECT w.i, x.id, w.qualities[1]
             FROM unnest(p_words) WITH ORDINALITY AS w(word, terms, qualities, i)
@@ -122,9 +148,10 @@ AS $$
            WHERE cardinality(w.terms) = 1) y
    GROUP BY y.id
 $$;
-COMMENT ON FUNCTION search.parcel_postings_scores(search.id_set[], api.query_word[]) IS
+COMMENT ON FUNCTION search.parcel_hits_scores(search.id_set[], search.term_hits[], api.query_word[]) IS
   'Helper of search by postings: the relevance score (as in search.parcel_query_score_sql) of every parcel in p_sets, '
-  'each of which matches every word.';
+  'each of which matches every word, from the term hits kept while matching them (search.parcel_postings_matches '
+  'with p_with_hits).';
 
 -- The same scores read from the parcels' rows (search_terms), for a few parcels.
 CREATE FUNCTION search.parcel_rows_scores(p_ids integer[], p_words api.query_word[])
@@ -240,6 +267,7 @@ AS $$
 DECLARE
   v_k integer := p_offset + p_limit;
   v_all search.id_set[];
+  v_hits search.term_hits[];
   v_matches bigint;
   v_held search.id_set[];
   v_exact integer[] := search.parcel_exact_text_first(p_texts, p_counties, v_k);
@@ -257,12 +285,12 @@ BEGIN
     IF cardinality(v_ids) = v_k THEN ids := v_ids[p_offset + 1 : v_k]; RETURN; END IF;
   END IF;
   -- every match: the total, and the page's later tiers (computed once for both)
-  v_all := search.parcel_postings_match(p_words, p_counties, 0);
+  SELECT m.sets, m.hits INTO v_all, v_hits FROM search.parcel_postings_matches(p_words, p_counties, 0, NULL, true) AS m;
   v_matches := search.parcel_postings_count(v_all);
   total := CASE WHEN p_with_total THEN v_matches END;
   IF v_matches <= search.ranked_in_full() THEN
     SELECT coalesce(array_agg(sc.id ORDER BY sc.score DESC, sc.id = ANY (v_exact) DESC, sc.id), '{}')
-      INTO v_ranked FROM search.parcel_postings_scores(v_all, p_words) AS sc;
+      INTO v_ranked FROM search.parcel_hits_scores(v_all, v_hits, p_words) AS sc;
     ids := v_ranked[p_offset + 1 : v_k];
     RETURN;
   END IF;
@@ -275,8 +303,9 @@ BEGIN
   IF cardinality(v_ids) < v_k THEN
     v_level := search.parcel_well_level(p_words);
     IF v_level IS NOT NULL THEN
-      v_well := search.parcel_postings_minus(search.parcel_postings_match(p_words, p_counties, v_level), v_held);
-      v_ids := v_ids || ARRAY(SELECT sc.id FROM search.parcel_postings_scores(v_well, p_words) AS sc
+      SELECT search.parcel_postings_minus(m.sets, v_held), m.hits INTO v_well, v_hits
+        FROM search.parcel_postings_matches(p_words, p_counties, v_level, NULL, true) AS m;
+      v_ids := v_ids || ARRAY(SELECT sc.id FROM search.parcel_hits_scores(v_well, v_hits, p_words) AS sc
                                WHERE sc.id <> ALL (v_best)
                                ORDER BY sc.score DESC, sc.id = ANY (v_exact) DESC, sc.id LIMIT v_k - cardinality(v_ids));
     END IF;

@@ -623,6 +623,21 @@ t.test(
       await db.sql<{ terms: string[] }[]>`SELECT terms FROM unnest(api.parcel_query_words('margo dairly'))`
     ).map((w) => w.terms);
     t.same(dairly, ['DAIRLEY', 'DAILY'], 'both spellings stand for DAIRLY');
+    // the scores kept from matching (term hits) are the GIN path's score expression, for the matches of every
+    // quality level: at 0.85 DAIRLY keeps one of the two terms it is read as
+    const [expr] = await db.sql<{ sql: string }[]>`
+      SELECT search.parcel_query_score_sql(api.parcel_query_words('margo dairly')) AS sql`;
+    for (const level of [0, 0.85]) {
+      const [cmp] = await db.sql.unsafe<{ n: number; wrong: number }[]>(
+        `SELECT count(*)::int AS n, count(*) FILTER (WHERE sc.score <> ${expr!.sql})::int AS wrong
+           FROM api.parcel_query_words('margo dairly') AS w(words),
+                search.parcel_postings_matches(w.words, NULL, ${level}, NULL, true) AS m,
+                search.parcel_hits_scores(m.sets, m.hits, w.words) AS sc
+           JOIN core.parcels p ON p.id = sc.id`,
+      );
+      t.ok(cmp!.n > 0, `level ${level}: ${cmp!.n} matches scored`);
+      t.equal(cmp!.wrong, 0, `level ${level}: every score as the score expression gives it`);
+    }
     const truth = (offset: number) =>
       ids(db.sql`
         SELECT id::int FROM core.parcels p WHERE p.owner_name LIKE 'MARGO %'
