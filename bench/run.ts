@@ -75,7 +75,7 @@ const PLACE_MISS = {
   meet: 'cores of its own for the API and the load generator, and memory for the whole 18 GB database in cache',
 };
 const SEARCH_MISS = {
-  why: 'a search costs the database about 8 ms of CPU statewide and 5.5 ms in a county at full state (bench/search-cost.ts): 3 ms reading the query\'s words against the vocabulary and the deletion index, then about 400 intersections of id arrays with its terms\' postings, each copying whole arrays, then ranking and the exact total; under load on 2 shared cores a request waits for the searches ahead of it (compare the "alone" column)',
+  why: 'a search costs the database about 8.5 ms of CPU statewide and 5.5 ms in a county at full state (bench/search-cost.ts): 3 ms reading the query\'s words against the vocabulary and the deletion index, then about 400 intersections of id arrays with its terms\' postings, each copying whole arrays, then ranking and the exact total; under load on 2 shared cores a request waits for the searches ahead of it (compare the "alone" column)',
   meet: 'one core for Postgres per two concurrent searches (read replicas: results/replicas.md), or intersections that skip instead of copy (compressed bitmaps in C) and word-pair postings for frequent term pairs (results/search.md, "Database CPU per search")',
 };
 const AUTOCOMPLETE_MISS = {

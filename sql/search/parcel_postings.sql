@@ -43,9 +43,9 @@ BEGIN
     ELSE
       -- each term's ids (for the first word its postings; for a later one, their intersection with the sets), kept
       -- as hits when asked for a word read as several terms (search.parcel_hits_scores counts a word of one term for
-      -- every match), and united into the word's sets; a later word's postings are
-      -- read by term, then joined to the sets by county: probing each county for each term took thousands of index
-      -- reads for a word standing for 128 terms (the arrays are read only if joined)
+      -- every match), and united into the word's sets. A later word's postings are read by term, then joined to the
+      -- sets by county: probing each county for each term took thousands of index reads for a word standing for 128
+      -- terms (the arrays are read only if joined).
       WITH x AS MATERIALIZED (
         SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp
          WHERE sets IS NULL AND pp.term = ANY (v_word.terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
