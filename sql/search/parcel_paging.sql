@@ -74,6 +74,8 @@ DECLARE
   v_level float8;
   v_well text;
   v_best text;
+  v_score text;
+  v_exact_text text;
   v_pt text;
   v_k integer;
   v_dlat float8;
@@ -133,9 +135,10 @@ BEGIN
     END IF;
     v_exact := format('(coalesce(p.owner_search = ANY (%1$L::text[]), false) OR coalesce(p.address_search = ANY (%1$L::text[]), false))',
                       v_texts);
+    v_score := search.parcel_query_score_sql(v_words);
     IF v_matches <= search.ranked_in_full() THEN
       EXECUTE format('SELECT array_agg(id) FROM (SELECT p.id FROM core.parcels p WHERE %s ORDER BY %s DESC, %s DESC, p.id LIMIT %s OFFSET %s) page',
-                     v_where, search.parcel_query_score_sql(v_words), v_exact, p_limit, p_offset) INTO v_ids;
+                     v_where, v_score, v_exact, p_limit, p_offset) INTO v_ids;
     ELSE
       -- A tier the vocabulary shows empty is skipped: walking an index for a tier with no rows reads the whole
       -- table. Every word held exactly is empty when a word is in no parcel as typed (a typo); the rest is empty
@@ -152,15 +155,16 @@ BEGIN
           FROM unnest(v_words) AS qw) END;
       v_words_exact := format('p.search_terms @> %L::text[]', ARRAY(SELECT qw.word FROM unnest(v_words) AS qw));
       -- an exact text that is not every word held exactly, with the best score left (search.parcel_best_exact)
-      v_best := format('coalesce(%s AND NOT %s AND %s = %L::float8, false)', search.parcel_exact_text_sql(v_texts), v_words_exact,
-                       search.parcel_query_score_sql(v_words), search.parcel_best_score(v_words));
+      v_exact_text := search.parcel_exact_text_sql(v_texts);
+      v_best := format('coalesce(%s AND NOT %s AND %s = %L::float8, false)', v_exact_text, v_words_exact, v_score,
+                       search.parcel_best_score(v_words));
       v_ids := search.parcel_page_by_tiers(v_where,
-        ARRAY[format('%s AND %s', search.parcel_exact_text_sql(v_texts), v_words_exact),
+        ARRAY[format('%s AND %s', v_exact_text, v_words_exact),
               CASE WHEN v_exact_bound > 0 THEN format('%s AND NOT %s', v_words_exact, v_exact) ELSE 'false' END,
               CASE WHEN v_only_exact THEN 'false' ELSE v_best END,
               CASE WHEN v_well IS NULL THEN 'false' ELSE format('%s AND NOT %s AND NOT %s', v_well, v_words_exact, v_best) END,
               CASE WHEN v_only_exact THEN 'false' ELSE format('NOT %s AND NOT (%s) AND NOT %s', v_words_exact, coalesce(v_well, 'false'), v_best) END],
-        ARRAY['p.id', 'p.id', 'p.id', format('%s DESC, %s DESC, p.id', search.parcel_query_score_sql(v_words), v_exact), 'p.id'], p_limit, p_offset,
+        ARRAY['p.id', 'p.id', 'p.id', format('%s DESC, %s DESC, p.id', v_score, v_exact), 'p.id'], p_limit, p_offset,
         ARRAY[false, v_exact_bound::float8 ^ 2 > (p_offset + p_limit)::float8 * (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'core.parcels'::regclass),
               false, false, true]);
     END IF;
