@@ -115,7 +115,7 @@ const HOLD_MAX_MS = 10_000;
  * the old master still takes writes that the new one will never have: `holds` says so for each tracked connection
  * then, and after the switch until that connection has connected again (to the new master), at most HOLD_MAX_MS; the
  * metering sends no write that must last meanwhile. At the switch, every tracked connection still on another server
- * is dropped, to connect again through the Sentinels.
+ * is dropped, to connect again through the Sentinels, and one already on the new master is taken as following it.
  */
 export class FailoverWatch {
   /** Events seen, in order: a connection ready after the switch's event is on the new master. */
@@ -159,14 +159,16 @@ export class FailoverWatch {
           this.holdSince = Date.now();
           this.switchSeq = Infinity;
         } else if (channel === '+switch-master') {
+          // Every Sentinel announces the switch, each when it learns of it: a connection already on the new master
+          // follows it, whichever announcement comes first.
           this.holdSince ??= Date.now();
           this.switchSeq = this.seq;
           const [, , , ip, port] = message.split(' ');
           for (const redis of this.tracked) {
-            const on = redis.stream
-              ? `${redis.stream.remoteAddress?.replace(/^::ffff:/, '')}:${redis.stream.remotePort}`
-              : '';
-            if (redis.status === 'ready' && on !== `${ip}:${port}`) redis.disconnect(true);
+            if (redis.status !== 'ready') continue;
+            const on = `${redis.stream.remoteAddress?.replace(/^::ffff:/, '')}:${redis.stream.remotePort}`;
+            if (on === `${ip}:${port}`) this.readySeq.set(redis, this.seq);
+            else redis.disconnect(true);
           }
         } else {
           this.holdSince = null; // aborted: the master stays
