@@ -44,7 +44,7 @@ run: db ## serve the API on 127.0.0.1:$${PORT:-3000} in the foreground, printing
 test: services ## build the test template database once and run the whole tap suite
 	@bash scripts/services.sh install-browser
 	@$(TSX) scripts/db-setup.ts --database $(TEST_DB) --fixtures --template --quiet
-	@TEST_TEMPLATE_DB=$(TEST_DB) tap
+	@TEST_TEMPLATE_DB=$(TEST_DB) bash scripts/test.sh
 
 check: install typecheck lint format ## typecheck, lint and format check
 
