@@ -41,15 +41,20 @@ COMMENT ON FUNCTION meter.credits_left(uuid, jsonb, timestamptz) IS
 -- An operator's adjustment. A positive one adds one-time credits. A negative one is debited as requests spend: this
 -- month's grant first, then packs (oldest-expiring first), then one-time credits, so no bucket is left negative beside
 -- a positive one; more than the client has left is refused. The client's row is locked, so two adjustments at once
--- debit one after the other.
-CREATE OR REPLACE FUNCTION meter.adjust_credits(p_client_id uuid, p_credits bigint, p_reason text, p_pending jsonb DEFAULT '{}')
+-- debit one after the other. What is left is read once; p_pending and p_batches are read from Redis in one instant
+-- (every pending count is in one of the batches listed), so when Postgres already holds one of those batches its
+-- counts would be taken twice: the debit is refused with 40001 (serialization_failure) and the caller reads again.
+DROP FUNCTION IF EXISTS meter.adjust_credits(uuid, bigint, text, jsonb);
+CREATE OR REPLACE FUNCTION meter.adjust_credits(p_client_id uuid, p_credits bigint, p_reason text,
+                                                p_pending jsonb DEFAULT '{}', p_batches text[] DEFAULT '{}')
 RETURNS TABLE (id bigint, bucket text, pack_id uuid, period text, delta bigint, reason text, created_at timestamptz)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
   v_owed bigint;
-  v_left bigint;
+  v_left jsonb;
+  v_total bigint;
   v_take bigint;
   b record;
 BEGIN
@@ -70,11 +75,18 @@ BEGIN
     RETURN;
   END IF;
   v_owed := -p_credits;
-  SELECT coalesce(sum(greatest(k.credits, 0)), 0) INTO v_left FROM meter.credits_left(p_client_id, p_pending) k;
-  IF v_left < v_owed THEN
-    RAISE EXCEPTION 'the client has % credits left; a debit can take at most that many', v_left USING ERRCODE = '22023';
+  SELECT jsonb_agg(to_jsonb(k) ORDER BY k.spend_order), coalesce(sum(greatest(k.credits, 0)), 0)
+    INTO v_left, v_total FROM meter.credits_left(p_client_id, p_pending) k;
+  -- read after what is left: a batch recorded before that read is seen here too
+  IF cardinality(meter.recorded_batches(p_batches, '', 0)) > 0 THEN
+    RAISE EXCEPTION 'usage was recorded while the debit read the balance; try again'
+      USING ERRCODE = '40001';
   END IF;
-  FOR b IN SELECT * FROM meter.credits_left(p_client_id, p_pending) ORDER BY spend_order LOOP
+  IF v_total < v_owed THEN
+    RAISE EXCEPTION 'the client has % credits left; a debit can take at most that many', v_total USING ERRCODE = '22023';
+  END IF;
+  FOR b IN SELECT * FROM jsonb_to_recordset(v_left) AS x(spend_order int, bucket text, pack_id uuid, credits bigint)
+            ORDER BY x.spend_order LOOP
     EXIT WHEN v_owed = 0;
     v_take := least(greatest(b.credits, 0), v_owed);
     CONTINUE WHEN v_take = 0;
@@ -85,8 +97,8 @@ BEGIN
     v_owed := v_owed - v_take;
   END LOOP;
 END $$;
-COMMENT ON FUNCTION meter.adjust_credits(uuid, bigint, text, jsonb) IS
-  'An operator''s credit adjustment, one ledger row per bucket touched: positive adds one-time credits; negative debits in spending order (monthly grant, packs oldest-expiring first, one-time credits) and is refused beyond what is left. p_pending: the Redis hash of credits spent but not flushed. Owner only (the operator CLI).';
+COMMENT ON FUNCTION meter.adjust_credits(uuid, bigint, text, jsonb, text[]) IS
+  'An operator''s credit adjustment, one ledger row per bucket touched: positive adds one-time credits; negative debits in spending order (monthly grant, packs oldest-expiring first, one-time credits) and is refused beyond what is left. p_pending: the Redis hash of credits spent but not flushed; p_batches: the usage batches Redis listed in the same instant (refused with 40001, to be read again, when Postgres has recorded one of them). Owner only (the operator CLI).';
 
-REVOKE ALL ON FUNCTION meter.credits_left(uuid, jsonb, timestamptz), meter.adjust_credits(uuid, bigint, text, jsonb)
+REVOKE ALL ON FUNCTION meter.credits_left(uuid, jsonb, timestamptz), meter.adjust_credits(uuid, bigint, text, jsonb, text[])
   FROM PUBLIC;

@@ -65,22 +65,26 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
   };
   /**
    * The client's credits spent but not flushed to Postgres yet (its Redis hash pend:<client>), so that what is shown
-   * and debited matches what the API admits against; {} without Redis.
+   * and debited matches what the API admits against, and the usage batches not yet acknowledged, read in the same
+   * instant: every pending count is in one of them. Nothing without Redis.
    */
-  const pending = async (clientId: string): Promise<Record<string, string>> => {
-    if (!redis) return {};
+  const pending = async (clientId: string): Promise<{ counts: Record<string, string>; batches: string[] }> => {
+    if (!redis) return { counts: {}, batches: [] };
     try {
-      return await redis.hgetall(`pend:${clientId}`);
+      const replies = await redis.multi().lrange('usage:batches', 0, -1).hgetall(`pend:${clientId}`).exec();
+      const [[listErr, batches], [pendErr, counts]] = replies as [[Error | null, string[]], [Error | null, never]];
+      if (listErr ?? pendErr) throw listErr ?? pendErr;
+      return { counts, batches };
     } catch (err) {
       warn(`Redis not reachable (${(err as Error).message}): requests of the last seconds are not counted`);
-      return {};
+      return { counts: {}, batches: [] };
     }
   };
-  /** Our SQL's refusals as one-line errors: an unknown client, bad input, an email already taken. */
+  /** Our SQL's refusals as one-line errors: an unknown client, bad input, an email already taken, a race lost. */
   const refusal = (err: unknown, what: string) => {
     const e = err as { code?: string; message: string };
     if (e.code === 'P0002') return new AccountError(`${what} not found`);
-    if (e.code === '22023' || e.code === '23505') return new AccountError(e.message);
+    if (e.code === '22023' || e.code === '23505' || e.code === '40001') return new AccountError(e.message);
     return err;
   };
   return {
@@ -190,13 +194,17 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
         throw new AccountError('--credits must be a non-zero whole number');
       if (reason.trim() === '') throw new AccountError('--reason must say why');
       type Part = { id: string; bucket: string; pack_id: string | null; period: string | null; delta: number };
-      let parts: (Part & { created_at: Date })[];
-      try {
-        parts = await sql<(Part & { created_at: Date })[]>`
-          SELECT id::text, bucket, pack_id, period, delta::int, created_at
-            FROM meter.adjust_credits(${clientId}::uuid, ${credits}, ${reason}, ${sql.json(await pending(clientId))})`;
-      } catch (err) {
-        throw refusal(err, `client ${clientId}`);
+      let parts: (Part & { created_at: Date })[] | undefined;
+      // refused with 40001 when a usage flush recorded what Redis listed as pending meanwhile: read both again
+      for (let attempt = 1; parts === undefined; attempt++) {
+        const { counts, batches } = await pending(clientId);
+        try {
+          parts = await sql<(Part & { created_at: Date })[]>`
+            SELECT id::text, bucket, pack_id, period, delta::int, created_at
+              FROM meter.adjust_credits(${clientId}::uuid, ${credits}, ${reason}, ${sql.json(counts)}, ${batches}::text[])`;
+        } catch (err) {
+          if ((err as { code?: string }).code !== '40001' || attempt === 5) throw refusal(err, `client ${clientId}`);
+        }
       }
       const first = one(parts, `client ${clientId}`);
       return invalidate({
@@ -243,7 +251,7 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
         `client ${clientId}`,
       );
       // the account site's figures (meter.credits_left and the usage read, with what Redis has not flushed yet)
-      const pend = await pending(clientId);
+      const pend = (await pending(clientId)).counts;
       const period = new Date().toISOString().slice(0, 7);
       const [balances] = await sql`
         WITH b AS (SELECT * FROM meter.credits_left(${clientId}::uuid, ${sql.json(pend)}))

@@ -98,6 +98,45 @@ t.test(
   },
 );
 
+t.test('a debit never counts a usage batch twice: pending in Redis and recorded in Postgres', async (t) => {
+  const a = await account('developer');
+  const ledgerRows = async () =>
+    (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM meter.ledger WHERE client_id = ${a.clientId}`)[0]!.n;
+  for (let i = 0; i < 2; i++) t.equal((await a.call()).statusCode, 200);
+  await app.flushUsage();
+  const [recorded] = await sql<{ batch_id: string }[]>`
+    SELECT batch_id FROM meter.usage_batches ORDER BY flushed_at DESC LIMIT 1`;
+  const before = await ledgerRows();
+  await t.rejects(
+    sql`SELECT * FROM meter.adjust_credits(${a.clientId}::uuid, -1, 'x', '{}', ${[recorded!.batch_id]}::text[])`,
+    { code: '40001' },
+    'SQL: a batch listed as pending that Postgres holds is refused, to be read again',
+  );
+  t.equal(await ledgerRows(), before, 'and nothing is written');
+
+  // A batch recorded in Postgres whose acknowledgement has not reached Redis yet: its counts are still pending there.
+  // The requests go through a second API process whose batches stay open 5 s, so that no flush takes this one.
+  const slow = await buildTestApp(t, { USAGE_BATCH_MS: '5000', REDIS_KEY_PREFIX: ctx.prefix }, { db });
+  const call = () =>
+    slow.app.inject({ method: 'GET', url: '/v1/counties', headers: { authorization: `Bearer ${a.key}` } });
+  for (let i = 0; i < 2; i++) t.equal((await call()).statusCode, 200);
+  const pending = async () => Object.values(await app.redis.hgetall(`pend:${a.clientId}`)).some((n) => Number(n) > 0);
+  // the settlements follow the answers within milliseconds
+  for (let i = 0; i < 100 && !(await pending()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.ok(await pending(), 'requests pending in Redis');
+  const listed = await app.redis.lrange('usage:batches', 0, -1);
+  await sql`INSERT INTO meter.usage_batches (batch_id) SELECT unnest(${listed}::text[])`;
+  await t.rejects(
+    a.svc.adjustCredits(a.clientId, -1, 'while a flush is under way'),
+    /usage was recorded while the debit read the balance; try again/,
+    'read again, and refused while it lasts rather than counted twice',
+  );
+  t.equal(await ledgerRows(), before, 'nothing written');
+  await sql`DELETE FROM meter.usage_batches WHERE batch_id = ANY (${listed}::text[])`;
+  const adj = await a.svc.adjustCredits(a.clientId, -1, 'once it is over');
+  t.equal(adj.delta, -1, 'the debit goes through once Redis and Postgres agree');
+});
+
 t.test(
   'on the free trial a negative adjustment takes the trial credits; a positive one adds one-time credits',
   async (t) => {
