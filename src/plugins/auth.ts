@@ -213,8 +213,10 @@ export default fp<{ secret: string }>(
     const failure = async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError> => {
       const flood = await limitFailures(request, reply);
       if (flood) return flood;
-      const wait = FAILURE_FLOOR_MS - reply.elapsedTime;
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // timers count whole, coarse milliseconds and may fire a little early: wait until the floor has passed
+      for (let wait = FAILURE_FLOOR_MS - reply.elapsedTime; wait > 0; wait = FAILURE_FLOOR_MS - reply.elapsedTime) {
+        await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
+      }
       return unauthorized();
     };
 

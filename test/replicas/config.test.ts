@@ -106,7 +106,8 @@ t.test('which errors mean the server did not answer', async (t) => {
   let pid: number | undefined;
   while (pid === undefined) {
     [{ pid } = { pid: undefined }] = await db.sql<{ pid: number }[]>`
-      SELECT pid FROM pg_stat_activity WHERE query LIKE '%to be terminated%' AND pid <> pg_backend_pid()`;
+      SELECT pid FROM pg_stat_activity
+       WHERE datname = current_database() AND state = 'active' AND query LIKE 'SELECT pg_sleep(5)%'`;
   }
   await db.sql`SELECT pg_terminate_backend(${pid})`;
   const terminated = await sleeping;

@@ -2,19 +2,12 @@
 // clear message; an unknown email is limited exactly like a known one.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
-import { Agent, GOOD_PASSWORD, signUp, textOf, uniqueEmail } from './helpers.ts';
-import { waitText, WINDOW_SECONDS } from '../../src/site/throttle.ts';
-
-const WINDOW_MS = WINDOW_SECONDS * 1000;
+import { Agent, GOOD_PASSWORD, signUp, startWithRoomInThrottleWindow, textOf, uniqueEmail } from './helpers.ts';
+import { waitText } from '../../src/site/throttle.ts';
 
 const ctx = await buildTestApp(t);
 
-// The limits count in fixed 15-minute windows of the clock: attempts that straddle a window's end start counting
-// again, so each test starts where a window has at least a minute left.
-t.beforeEach(async () => {
-  const left = WINDOW_MS - (Date.now() % WINDOW_MS);
-  if (left < 60_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
-});
+t.beforeEach(startWithRoomInThrottleWindow);
 
 t.test(
   'sign-in is limited per email and per address, with a clear message; an unknown email counts the same',
