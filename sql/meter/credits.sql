@@ -38,12 +38,27 @@ $$;
 COMMENT ON FUNCTION meter.credits_left(uuid, jsonb, timestamptz) IS
   'Credits a client has left, one row per bucket in spending order: this month''s grant (0 on the free trial), each unexpired pack (oldest-expiring first, with its expiry), one-time credits (the trial''s and adjustments). p_pending: the Redis hash of credits spent but not flushed yet. Example: SELECT * FROM meter.credits_left(''<client id>'');';
 
+-- What Postgres shows of a client while requests are in flight adds the counts Redis holds as pending (pend:<client>)
+-- to the ledger. Those counts are read from Redis in one instant with the usage batches not yet acknowledged
+-- (usage:batches): every pending count is in one of them. Once a flush has recorded one of those batches in Postgres,
+-- its counts are in both; a reader calls this after its reads of the ledger and, refused with 40001
+-- (serialization_failure), reads Redis and Postgres again.
+CREATE OR REPLACE FUNCTION meter.refuse_recorded(p_batches text[]) RETURNS void
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = meter, pg_temp
+AS $$
+BEGIN
+  IF cardinality(meter.recorded_batches(p_batches, '', 0)) > 0 THEN
+    RAISE EXCEPTION 'usage was recorded while the balance was read; try again' USING ERRCODE = '40001';
+  END IF;
+END $$;
+COMMENT ON FUNCTION meter.refuse_recorded(text[]) IS
+  'Raises 40001 when Postgres has recorded one of p_batches, the usage batches Redis listed with the pending counts a reader added to the ledger: its counts were taken twice, read again. Owner only (the operator CLI).';
+
 -- An operator's adjustment. A positive one adds one-time credits. A negative one is debited as requests spend: this
 -- month's grant first, then packs (oldest-expiring first), then one-time credits, so no bucket is left negative beside
 -- a positive one; more than the client has left is refused. The client's row is locked, so two adjustments at once
--- debit one after the other. What is left is read once; p_pending and p_batches are read from Redis in one instant
--- (every pending count is in one of the batches listed), so when Postgres already holds one of those batches its
--- counts would be taken twice: the debit is refused with 40001 (serialization_failure) and the caller reads again.
+-- debit one after the other. What is left is read once, with p_pending and then checked by meter.refuse_recorded
+-- against p_batches, so that no pending count is taken twice.
 DROP FUNCTION IF EXISTS meter.adjust_credits(uuid, bigint, text, jsonb);
 CREATE OR REPLACE FUNCTION meter.adjust_credits(p_client_id uuid, p_credits bigint, p_reason text,
                                                 p_pending jsonb DEFAULT '{}', p_batches text[] DEFAULT '{}')
@@ -77,11 +92,7 @@ BEGIN
   v_owed := -p_credits;
   SELECT jsonb_agg(to_jsonb(k) ORDER BY k.spend_order), coalesce(sum(greatest(k.credits, 0)), 0)
     INTO v_left, v_total FROM meter.credits_left(p_client_id, p_pending) k;
-  -- read after what is left: a batch recorded before that read is seen here too
-  IF cardinality(meter.recorded_batches(p_batches, '', 0)) > 0 THEN
-    RAISE EXCEPTION 'usage was recorded while the debit read the balance; try again'
-      USING ERRCODE = '40001';
-  END IF;
+  PERFORM meter.refuse_recorded(p_batches); -- after what is left: a batch recorded before that read is seen here too
   IF v_total < v_owed THEN
     RAISE EXCEPTION 'the client has % credits left; a debit can take at most that many', v_total USING ERRCODE = '22023';
   END IF;
@@ -98,7 +109,7 @@ BEGIN
   END LOOP;
 END $$;
 COMMENT ON FUNCTION meter.adjust_credits(uuid, bigint, text, jsonb, text[]) IS
-  'An operator''s credit adjustment, one ledger row per bucket touched: positive adds one-time credits; negative debits in spending order (monthly grant, packs oldest-expiring first, one-time credits) and is refused beyond what is left. p_pending: the Redis hash of credits spent but not flushed; p_batches: the usage batches Redis listed in the same instant (refused with 40001, to be read again, when Postgres has recorded one of them). Owner only (the operator CLI).';
+  'An operator''s credit adjustment, one ledger row per bucket touched: positive adds one-time credits; negative debits in spending order (monthly grant, packs oldest-expiring first, one-time credits) and is refused beyond what is left. p_pending: the Redis hash of credits spent but not flushed; p_batches: the usage batches Redis listed in the same instant (meter.refuse_recorded). Owner only (the operator CLI).';
 
-REVOKE ALL ON FUNCTION meter.credits_left(uuid, jsonb, timestamptz), meter.adjust_credits(uuid, bigint, text, jsonb, text[])
-  FROM PUBLIC;
+REVOKE ALL ON FUNCTION meter.credits_left(uuid, jsonb, timestamptz), meter.refuse_recorded(text[]),
+  meter.adjust_credits(uuid, bigint, text, jsonb, text[]) FROM PUBLIC;

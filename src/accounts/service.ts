@@ -7,6 +7,12 @@ import { newToken, tokenHash } from '../site/tokens.ts';
 export const PLANS = ['free', 'developer', 'pro', 'growth', 'lead_feed', 'enterprise', 'mcp_starter'] as const;
 export type Plan = (typeof PLANS)[number];
 
+/** A client's pending counts in Redis (pend:<client>) and the usage batches not yet acknowledged, read in one instant. */
+interface Pending {
+  counts: Record<string, string>;
+  batches: string[];
+}
+
 export const PACKS = ['starter', 'investigator', 'bulk', 'power'] as const;
 
 export class AccountError extends Error {}
@@ -68,7 +74,7 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
    * and debited matches what the API admits against, and the usage batches not yet acknowledged, read in the same
    * instant: every pending count is in one of them. Nothing without Redis.
    */
-  const pending = async (clientId: string): Promise<{ counts: Record<string, string>; batches: string[] }> => {
+  const pending = async (clientId: string): Promise<Pending> => {
     if (!redis) return { counts: {}, batches: [] };
     try {
       const replies = await redis.multi().lrange('usage:batches', 0, -1).hgetall(`pend:${clientId}`).exec();
@@ -86,6 +92,20 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
     if (e.code === 'P0002') return new AccountError(`${what} not found`);
     if (e.code === '22023' || e.code === '23505' || e.code === '40001') return new AccountError(e.message);
     return err;
+  };
+  /**
+   * Runs `read` on Postgres with the client's pending counts until meter.refuse_recorded lets it through: refused with
+   * 40001, a flush recorded one of the batches those counts are in meanwhile, so Redis and Postgres are read again
+   * (five tries at most).
+   */
+  const withPending = async <T>(clientId: string, read: (p: Pending) => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await read(await pending(clientId));
+      } catch (err) {
+        if ((err as { code?: string }).code !== '40001' || attempt === 5) throw refusal(err, `client ${clientId}`);
+      }
+    }
   };
   return {
     async createClient(input: { name: string; email: string; plan: string; signupAt?: Date }): Promise<ClientRow> {
@@ -194,18 +214,12 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
         throw new AccountError('--credits must be a non-zero whole number');
       if (reason.trim() === '') throw new AccountError('--reason must say why');
       type Part = { id: string; bucket: string; pack_id: string | null; period: string | null; delta: number };
-      let parts: (Part & { created_at: Date })[] | undefined;
-      // refused with 40001 when a usage flush recorded what Redis listed as pending meanwhile: read both again
-      for (let attempt = 1; parts === undefined; attempt++) {
-        const { counts, batches } = await pending(clientId);
-        try {
-          parts = await sql<(Part & { created_at: Date })[]>`
-            SELECT id::text, bucket, pack_id, period, delta::int, created_at
-              FROM meter.adjust_credits(${clientId}::uuid, ${credits}, ${reason}, ${sql.json(counts)}, ${batches}::text[])`;
-        } catch (err) {
-          if ((err as { code?: string }).code !== '40001' || attempt === 5) throw refusal(err, `client ${clientId}`);
-        }
-      }
+      const parts = await withPending(
+        clientId,
+        ({ counts, batches }) => sql<(Part & { created_at: Date })[]>`
+          SELECT id::text, bucket, pack_id, period, delta::int, created_at
+            FROM meter.adjust_credits(${clientId}::uuid, ${credits}, ${reason}, ${sql.json(counts)}, ${batches}::text[])`,
+      );
       const first = one(parts, `client ${clientId}`);
       return invalidate({
         id: first.id,
@@ -251,20 +265,24 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
         `client ${clientId}`,
       );
       // the account site's figures (meter.credits_left and the usage read, with what Redis has not flushed yet)
-      const pend = (await pending(clientId)).counts;
       const period = new Date().toISOString().slice(0, 7);
-      const [balances] = await sql`
-        WITH b AS (SELECT * FROM meter.credits_left(${clientId}::uuid, ${sql.json(pend)}))
-        SELECT (SELECT credits FROM b WHERE bucket = 'monthly')::float8 AS monthly,
-               (SELECT credits FROM b WHERE bucket = 'credits')::float8 AS credits,
-               (overage + ${Number(pend[`o:${period}`] ?? 0)})::float8 AS overage_used,
-               coalesce((SELECT jsonb_agg(jsonb_build_object('id', pack_id, 'pack', pack, 'remaining', credits,
-                                                             'expires_at', expires_at) ORDER BY spend_order)
-                           FROM b WHERE bucket = 'pack'), '[]') AS packs
-          FROM meter.client_balance(${clientId}::uuid, 'live', ${period})`;
-      const [usage] = await sql`
-        SELECT events_count::float8, monthly_quota::float8, percent_used, reset_date, plan
-          FROM api.get_account_usage(p_client_id => ${clientId}::uuid, p_pending => ${Number(pend[`n:${period}`] ?? 0)})`;
+      const { balances, usage } = await withPending(clientId, async ({ counts, batches }) => {
+        const [balances] = await sql`
+          WITH b AS (SELECT * FROM meter.credits_left(${clientId}::uuid, ${sql.json(counts)}))
+          SELECT (SELECT credits FROM b WHERE bucket = 'monthly')::float8 AS monthly,
+                 (SELECT credits FROM b WHERE bucket = 'credits')::float8 AS credits,
+                 (overage + ${Number(counts[`o:${period}`] ?? 0)})::float8 AS overage_used,
+                 coalesce((SELECT jsonb_agg(jsonb_build_object('id', pack_id, 'pack', pack, 'remaining', credits,
+                                                               'expires_at', expires_at) ORDER BY spend_order)
+                             FROM b WHERE bucket = 'pack'), '[]') AS packs
+            FROM meter.client_balance(${clientId}::uuid, 'live', ${period})`;
+        const [usage] = await sql`
+          SELECT events_count::float8, monthly_quota::float8, percent_used, reset_date, plan
+            FROM api.get_account_usage(p_client_id => ${clientId}::uuid,
+                                       p_pending => ${Number(counts[`n:${period}`] ?? 0)})`;
+        await sql`SELECT meter.refuse_recorded(${batches}::text[])`;
+        return { balances, usage };
+      });
       const ledger = await sql`
         SELECT id::int, bucket, pack_id, period, delta::int, reason, created_at
           FROM meter.ledger WHERE client_id = ${clientId} ORDER BY id DESC LIMIT 50`;
