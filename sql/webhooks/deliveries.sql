@@ -58,9 +58,11 @@ COMMENT ON FUNCTION webhooks.fan_out(integer) IS
   'anything is left to fan out.';
 
 -- Takes the endpoint's lease for p_worker (unless another live worker holds it, or the endpoint is resting after
--- failures) and returns what signing and sending need; no row when the lease was not taken.
-CREATE OR REPLACE FUNCTION webhooks.acquire_endpoint(p_endpoint_id uuid, p_worker text, p_lease_ms integer)
-RETURNS TABLE (url text, secret_box bytea, old_secret_box bytea, lease_until timestamptz)
+-- failures) and returns what signing and sending need, and the client (a worker gives each client a share of its
+-- slots); no row when the lease was not taken.
+DROP FUNCTION IF EXISTS webhooks.acquire_endpoint(uuid, text, integer);
+CREATE FUNCTION webhooks.acquire_endpoint(p_endpoint_id uuid, p_worker text, p_lease_ms integer)
+RETURNS TABLE (url text, secret_box bytea, old_secret_box bytea, lease_until timestamptz, client_id uuid)
   LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = webhooks, pg_temp
 AS $$
   UPDATE webhooks.endpoints e
@@ -69,12 +71,12 @@ AS $$
      AND (e.lease_until IS NULL OR e.lease_until < clock_timestamp() OR e.lease_owner = p_worker)
   RETURNING e.url, e.secret_box,
             CASE WHEN e.old_secret_until > clock_timestamp() THEN e.old_secret_box END,
-            e.lease_until
+            e.lease_until, e.client_id
 $$;
 COMMENT ON FUNCTION webhooks.acquire_endpoint(uuid, text, integer) IS
   'Gives p_worker the endpoint''s lease for p_lease_ms (the only worker sending to it, so its deliveries go out in '
-  'order) and returns its URL and encrypted secrets (the previous one only while it still signs); no row when another '
-  'worker holds the lease or the endpoint rests after failures.';
+  'order) and returns its URL, encrypted secrets (the previous one only while it still signs) and client; no row when '
+  'another worker holds the lease or the endpoint rests after failures.';
 
 CREATE OR REPLACE FUNCTION webhooks.renew_lease(p_endpoint_id uuid, p_worker text, p_lease_ms integer)
 RETURNS timestamptz

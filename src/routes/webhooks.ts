@@ -35,6 +35,7 @@ import {
 } from '../schemas/webhooks.ts';
 import { newSigningSecret, sealSecret } from '../webhooks/secrets.ts';
 import { checkEndpointUrl } from '../webhooks/ssrf.ts';
+import { TEST_EVENTS_PER_MINUTE, countTestEvent } from '../webhooks/test-events.ts';
 
 /** The largest management body: a bigger one is a 400, before it is read whole. */
 const MAX_BODY = 16 * 1024;
@@ -244,7 +245,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Send a webhook.test event to the endpoint now',
-        description: `One attempt, no retries; its result is in the deliveries list. ${gate}`,
+        description: `One attempt, no retries; its result is in the deliveries list. At most ${TEST_EVENTS_PER_MINUTE} a minute per endpoint (429 with Retry-After past it). ${gate}`,
         params: WebhookParams,
         response: { 202: ObjectEnvelope(WebhookTestResult), ...errors },
       },
@@ -252,6 +253,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const clientId = await client(request);
       const id = uuidOf(request.params.id);
+      await countTestEvent(app.redis, clientId, id, (m) => request.log.warn(m));
       const sent = await sendTest(sql, clientId, id);
       if (!sent) throw missing();
       await wakeEndpoint(sql, id);

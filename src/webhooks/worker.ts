@@ -2,7 +2,7 @@
 // wake-ups, the state lives in the webhooks tables (sql/webhooks/deliveries.sql). Three tasks:
 //   webhooks_fanout   turns queued imports' events into deliveries (NOTIFY webhooks_outbox at an import's commit);
 //   webhooks_drain    sends one endpoint's due deliveries in event order, under a lease on the endpoint, and schedules
-//                     itself for the endpoint's next retry;
+//                     itself for the endpoint's next retry; a client's endpoints take at most its share of the slots;
 //   webhooks_sweep    every WEBHOOK_SWEEP_MS: queued imports and due endpoints whose wake-up was lost or whose worker
 //                     died (its lease ran out), and the retention purge.
 // Any number of processes may run it: jobs are taken once, imports are fanned out once (row locks), an endpoint is
@@ -46,6 +46,12 @@ interface Claimed {
   previous: string | null;
 }
 
+/**
+ * The slots of a process one client's endpoints may take at once: half (at least one), so that a client whose
+ * receivers hang (each attempt holding a slot until the timeout) leaves the other half to every other client.
+ */
+export const clientSlots = (concurrency: number) => Math.max(1, Math.floor(concurrency / 2));
+
 /** When attempt `n` (1-based) failed: the time of the next one, or null when none is left. Jitter: ±20%. */
 export function nextAttemptAt(settings: Pick<WebhookSettings, 'retryScheduleMs'>, n: number, now = Date.now()) {
   const delay = settings.retryScheduleMs[n - 1];
@@ -63,6 +69,11 @@ export class WebhookWorker {
   private readonly pool: pg.Pool;
   private readonly sender: Sender;
   private readonly maxAttempts: number;
+  private readonly clientSlots: number;
+  /** Drains running in this process, by client. */
+  private readonly running = new Map<string, number>();
+  /** Endpoints handed back because their client had used its share, by client: queued again when a slot frees. */
+  private readonly waiting = new Map<string, Set<string>>();
 
   private constructor(
     private readonly settings: WebhookSettings,
@@ -88,6 +99,7 @@ export class WebhookWorker {
     );
     this.sender = new Sender({ allowLoopback: settings.allowLoopback }, settings.timeoutMs);
     this.maxAttempts = settings.retryScheduleMs.length + 1;
+    this.clientSlots = clientSlots(settings.concurrency);
   }
 
   /** Installs or upgrades the job queue (inside webhooks_jobs), then starts taking jobs; counts attempts in `metrics`. */
@@ -183,32 +195,71 @@ export class WebhookWorker {
     if (r!.purged > 0) this.log.debug({ purged: r!.purged }, 'webhook retention purge');
   }
 
-  /** Sends the endpoint's due deliveries while it holds the endpoint's lease; another worker's lease means it is done. */
+  /**
+   * Sends the endpoint's due deliveries while it holds the endpoint's lease; another worker's lease means it is done.
+   * When the endpoint's client already has its share of this process's slots, the endpoint is handed back at once.
+   */
   async drain(endpoint: string): Promise<void> {
     const owner = `${this.id}:${++this.seq}`;
-    for (;;) {
-      const [ep] = await this.sql<{ url: string; secret_box: Buffer; old_secret_box: Buffer | null }[]>`
-        SELECT url, secret_box, old_secret_box
-          FROM webhooks.acquire_endpoint(${endpoint}::uuid, ${owner}, ${this.settings.leaseMs})`;
-      if (!ep) return;
-      let restUntil: Date | null = null;
-      let failure: unknown = null;
-      try {
-        restUntil = await this.sendDue(endpoint, owner, ep);
-      } catch (err) {
-        failure = err;
-        // (a database failure, or a secret that no longer opens): rest, and let the job be retried
-        restUntil = new Date(Date.now() + this.settings.sweepMs);
+    let client: string | null = null;
+    try {
+      for (;;) {
+        const [ep] = await this.sql<
+          { url: string; secret_box: Buffer; old_secret_box: Buffer | null; client_id: string }[]
+        >`
+          SELECT url, secret_box, old_secret_box, client_id::text
+            FROM webhooks.acquire_endpoint(${endpoint}::uuid, ${owner}, ${this.settings.leaseMs})`;
+        if (!ep) return;
+        if (client === null) {
+          if ((this.running.get(ep.client_id) ?? 0) >= this.clientSlots) {
+            await this.handBack(endpoint, owner, ep.client_id);
+            return;
+          }
+          client = ep.client_id;
+          this.running.set(client, (this.running.get(client) ?? 0) + 1);
+        }
+        let restUntil: Date | null = null;
+        let failure: unknown = null;
+        try {
+          restUntil = await this.sendDue(endpoint, owner, ep);
+        } catch (err) {
+          failure = err;
+          // (a database failure, or a secret that no longer opens): rest, and let the job be retried
+          restUntil = new Date(Date.now() + this.settings.sweepMs);
+        }
+        const [left] = await this.sql<{ due_now: boolean | null; next_at: Date | null }[]>`
+          SELECT due_now, next_at FROM webhooks.release_endpoint(${endpoint}::uuid, ${owner}, ${restUntil})`;
+        if (failure) throw failure;
+        if (left?.due_now) continue;
+        if (left?.next_at) {
+          await this.add('webhooks_drain', { endpoint }, { jobKey: `webhooks_retry:${endpoint}`, runAt: left.next_at });
+        }
+        return;
       }
-      const [left] = await this.sql<{ due_now: boolean | null; next_at: Date | null }[]>`
-        SELECT due_now, next_at FROM webhooks.release_endpoint(${endpoint}::uuid, ${owner}, ${restUntil})`;
-      if (failure) throw failure;
-      if (left?.due_now) continue;
-      if (left?.next_at) {
-        await this.add('webhooks_drain', { endpoint }, { jobKey: `webhooks_retry:${endpoint}`, runAt: left.next_at });
-      }
+    } finally {
+      if (client !== null) this.slotFreed(client);
+    }
+  }
+
+  /** Releases the lease of an endpoint whose client has used its share; it is queued again once a slot frees. */
+  private async handBack(endpoint: string, owner: string, client: string) {
+    await this.sql`SELECT FROM webhooks.release_endpoint(${endpoint}::uuid, ${owner}, NULL)`;
+    this.log.debug({ endpoint, client }, "webhook endpoint waits for its client's share of the slots");
+    if ((this.running.get(client) ?? 0) < this.clientSlots) {
+      await this.kick(endpoint); // a slot freed meanwhile
       return;
     }
+    const waiting = this.waiting.get(client) ?? new Set<string>();
+    this.waiting.set(client, waiting.add(endpoint));
+  }
+
+  private slotFreed(client: string) {
+    const n = this.running.get(client)! - 1;
+    if (n > 0) this.running.set(client, n);
+    else this.running.delete(client);
+    const waiting = this.waiting.get(client);
+    this.waiting.delete(client);
+    for (const endpoint of waiting ?? []) void this.kick(endpoint);
   }
 
   /** Claims and sends batch after batch; returns when the endpoint should rest (after BREAKER failures in a row). */
