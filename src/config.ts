@@ -27,6 +27,19 @@ const ConfigSchema = Type.Object({
    */
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: availableParallelism() + 1 }),
   /**
+   * Heavy requests (large pages, facets, CSV and GeoJSON of a list: src/db/heavy.ts) an API process runs at once; the
+   * others wait. Default: (DATABASE_POOL_SIZE - 1) / 2, at least 1, so light requests always find a connection.
+   */
+  HEAVY_REQUESTS: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  /**
+   * Connections an API process holds at once, and from one client address (0: no per-address cap; behind a proxy
+   * every connection comes from the proxy's address). Past either, a new connection is closed at once (src/server.ts).
+   */
+  MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+  MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256 }),
+  /** How long a keep-alive connection may stay idle between requests before the server closes it. */
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
+  /**
    * Streaming read replicas of the API's database (comma-separated postgres:// URLs, as api_reader like
    * API_DATABASE_URL): the API's reads go to them, the primary is the fallback (src/db/replicas.ts, docs/deploy.md).
    */

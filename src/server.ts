@@ -9,9 +9,14 @@
 // Fastify's own close is not enough alone: with Node 20 it drops idle keep-alive connections at once (a request the
 // client was sending on one is lost) and answers 503 to requests arriving on busy ones.
 //
+// Connections (docs/security.md): at most MAX_CONNECTIONS at once and MAX_CONNECTIONS_PER_ADDRESS from one client
+// address; past either a new connection is closed at once, so no client, signed in or not, can use up the process's
+// file descriptors. A keep-alive connection idle for KEEP_ALIVE_TIMEOUT_MS is closed.
+//
 // Rolling restart (WORKERS > 1): SIGHUP to the primary replaces the workers one at a time: a new one is forked and,
 // once it listens, an old one gets SIGTERM and is waited for, so the port is always served.
 import cluster, { type Worker } from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import net, { type Socket } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -33,6 +38,10 @@ import { deliveryMetrics } from './webhooks/metrics.ts';
 const IDLE_CLOSE_MS = 1000;
 /** How long closing the app (the usage flush, the pools, the webhook workers) may take past the deadline. */
 const CLOSE_GRACE_MS = 15_000;
+/** File descriptors kept out of MAX_CONNECTIONS's reach: the pools, Redis, logs, files. */
+const FD_RESERVE = 256;
+/** A refused connection is logged at most this often. */
+const REFUSED_LOG_MS = 60_000;
 /** The message a worker sends its primary once it listens. */
 const LISTENING = 'florida:listening';
 
@@ -42,16 +51,67 @@ export async function serve(config: Config, plugins: FastifyPluginAsync[] = []):
   else await serveOne(config, plugins);
 }
 
-/** This process's connections and the requests on them, so that a shutdown lets every started request finish. */
-class Connections {
-  private readonly open = new Map<Socket, { busy: number; idleSince: number }>();
-  inFlight = 0;
-  private closing = false;
+/** The process's open-files limit (Linux), or null when it cannot be read. */
+export function openFilesLimit(): number | null {
+  try {
+    const match = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
 
-  constructor(server: Server) {
+export interface ConnectionLimits {
+  /** Connections at once; the process's open-files limit lowers it (less FD_RESERVE). */
+  total: number;
+  /** Connections at once from one address; 0: no such cap. */
+  perAddress: number;
+  keepAliveTimeoutMs: number;
+}
+
+/**
+ * This process's connections and the requests on them, so that a shutdown lets every started request finish; and the
+ * connection limits (ConnectionLimits).
+ */
+export class Connections {
+  private readonly open = new Map<Socket, { busy: number; idleSince: number }>();
+  private readonly perAddress = new Map<string, number>();
+  inFlight = 0;
+  /** Connections closed at once because their address had too many. */
+  refused = 0;
+  private closing = false;
+  private refusedLoggedAt = 0;
+
+  constructor(server: Server, limits: ConnectionLimits, log?: { warn: (o: object, msg: string) => void }) {
+    const fds = openFilesLimit();
+    server.maxConnections = fds === null ? limits.total : Math.max(1, Math.min(limits.total, fds - FD_RESERVE));
+    if (server.maxConnections < limits.total) {
+      log?.warn(
+        { maxConnections: server.maxConnections, openFilesLimit: fds },
+        'MAX_CONNECTIONS lowered to fit the open-files limit (ulimit -n)',
+      );
+    }
+    server.keepAliveTimeout = limits.keepAliveTimeoutMs;
     server.on('connection', (socket: Socket) => {
+      const address = socket.remoteAddress ?? '';
+      const count = (this.perAddress.get(address) ?? 0) + 1;
+      if (limits.perAddress > 0 && count > limits.perAddress) {
+        this.refused++;
+        socket.destroy();
+        if (Date.now() - this.refusedLoggedAt >= REFUSED_LOG_MS) {
+          this.refusedLoggedAt = Date.now();
+          log?.warn({ address, limit: limits.perAddress }, 'connection refused: too many from this address');
+        }
+        return;
+      }
+      this.perAddress.set(address, count);
       this.open.set(socket, { busy: 0, idleSince: Date.now() });
-      socket.once('close', () => this.open.delete(socket));
+      socket.once('close', () => {
+        this.open.delete(socket);
+        const left = (this.perAddress.get(address) ?? 1) - 1;
+        if (left > 0) this.perAddress.set(address, left);
+        else this.perAddress.delete(address);
+      });
     });
     // before Fastify's listener, so that the header is set before anything answers
     server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -94,7 +154,15 @@ class Connections {
 
 async function serveOne(config: Config, plugins: FastifyPluginAsync[]): Promise<void> {
   const app = await buildApp(config, { plugins });
-  const connections = new Connections(app.server);
+  const connections = new Connections(
+    app.server,
+    {
+      total: config.MAX_CONNECTIONS,
+      perAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
+      keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+    },
+    app.log,
+  );
   shutdownMetrics(app.metrics, () => ({
     inFlight: connections.inFlight,
     shuttingDown: app.lifecycle.shuttingDown,
