@@ -6,7 +6,8 @@
 //                 pk (pack ids, oldest-expiring first), p:<id> (pack left), x:<id> (pack expiry, ms)
 //   pend:S  hash  spent but not yet flushed to Postgres, by ledger field: m:<period>, o:<period>, c, p:<id>,
 //                 t:<period> (test pool), n:<period> (charged requests)
-// Per client: win:<client>, a sorted set of admitted request ids by time (the sliding 60 s window).
+// Per client: win:<client>, a sorted set of admitted request ids by time (the sliding 60 s window); fly:<client>, a
+// sorted set of the ids of its requests in flight by when their lease ends (lua/admit-one.lua).
 // Per request: res:<request id> = "<pend field>|<st key>|<pend key>" until settled, with a one-day TTL; the reaper
 // refunds reservations older than five minutes (their process died before settling), found by their remaining TTL.
 // Usage waiting to be flushed to Postgres, as counts (never a value per request), in batches named when opened:

@@ -59,7 +59,10 @@ export interface TurnsOptions {
 export class Turns {
   private readonly redis: Redis & { meterTurn: (...args: (string | number)[]) => Promise<(string | number)[]> };
   private batch: AdmitBatch | null = null;
-  /** Settlements waiting for the turn's call, one argument each: "<charge 1|0>|<request id>|<usage>". */
+  /**
+   * Settlements waiting for the turn's call, one argument each: "<charge 1|0>|<request id>|<usage>", or a release
+   * "r|<request id>|<client id>".
+   */
   private settling: string[] = [];
   /** A tag per settlement (for the charged-credits metric), '' for none. */
   private settlingTags: string[] = [];
@@ -125,7 +128,10 @@ export class Turns {
     return this.last;
   };
 
-  /** One admission ("subject|client id|now_ms|rpm|ver|period|request id|grant field|free"), batched with the turn's. */
+  /**
+   * One admission ("subject|client id|now_ms|rpm|in-flight cap|ver|period|request id|grant field|free"), batched with
+   * the turn's.
+   */
   async admit(arg: string): Promise<AdmitReply> {
     const b = (this.batch ??= this.newBatch());
     const at = b.args.push(arg) * 4 - 4;
@@ -144,6 +150,11 @@ export class Turns {
     this.settlingTags.push(tag);
     if (this.settling.length >= ADMIT_BATCH_MAX) void this.send();
     else this.settleTimer ??= setTimeout(this.send, SETTLE_DELAY_MS);
+  }
+
+  /** The request's answer is done or abandoned: it no longer counts as in flight; sent as a settlement is. */
+  release(requestId: string, clientId: string) {
+    this.settle(`r|${requestId}|${clientId}`);
   }
 
   close() {

@@ -2,10 +2,12 @@
 // `app.primarySql`, the same role on the primary, for the reads that must see every committed write; and
 // `app.meterSql`, one connection as api_meter, the only one that may record usage; closed when the app closes.
 // With DATABASE_REPLICA_URLS, `app.sql` is the router of src/db/replicas.ts; without, it is the primary's pool itself
-// and `app.primarySql` is the same pool.
+// and `app.primarySql` is the same pool. Heavy requests (src/db/heavy.ts) run a few at a time, so they never hold the
+// whole pool.
 import fp from 'fastify-plugin';
 import postgres from 'postgres';
 import { ReadRouter, type ReplicaStatus } from '../db/replicas.ts';
+import { HeavyGate, heavySlots, isHeavy } from '../db/heavy.ts';
 
 export type Sql = postgres.Sql;
 
@@ -24,6 +26,8 @@ declare module 'fastify' {
     replicaStatus: () => ReplicaStatus[];
     /** How far behind the primary (ms) the data of a replica in rotation may be at most; 0 without replicas. */
     replicaMaxStaleMs: number;
+    /** The heavy requests running and waiting in this process. */
+    heavyGate: HeavyGate;
   }
 }
 
@@ -59,6 +63,8 @@ export interface DbOptions {
   /** Read replicas of `url`'s database (DATABASE_REPLICA_URLS, already split). */
   replicaUrls?: string[];
   replicaMaxLagMs?: number;
+  /** Heavy requests run at once (HEAVY_REQUESTS); default: heavySlots(poolSize). */
+  heavyRequests?: number;
 }
 
 export default fp<DbOptions>(
@@ -66,6 +72,13 @@ export default fp<DbOptions>(
     const sql = createSql(opts.url, opts.poolSize);
     const meterSql = createSql(opts.meterUrl, 1);
     app.decorate('meterSql', meterSql);
+    // before the handler and after admission (an onRequest hook): a request refused costs no place
+    const heavy = new HeavyGate(opts.heavyRequests ?? heavySlots(opts.poolSize));
+    app.decorate('heavyGate', heavy);
+    app.addHook('preHandler', (request, reply, done) => {
+      if (isHeavy(request)) heavy.enter(reply.raw, done);
+      else done();
+    });
     const replicaUrls = opts.replicaUrls ?? [];
     if (replicaUrls.length === 0) {
       app.decorate('sql', sql);

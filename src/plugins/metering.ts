@@ -1,10 +1,17 @@
-// Metering: per-client sliding-window rate limit and the credit pool, admitted in one Redis round trip;
+// Metering: per-client sliding-window rate limit, requests in flight per client and the credit pool, admitted in one
+// Redis round trip;
 // charged only on 2xx (the reservation is refunded otherwise); usage flushed to Postgres in batches. The parts live
 // in src/metering/ (the per-turn Redis call, the usage flush, headers, periods, the Lua scripts); this plugin wires
 // them to requests: admission (before or alongside the handler), settlement, usage reads. Its Prometheus series are in
 // src/metering/metrics.ts; what a Redis failover can cost and why no more is in docs/metering.md#failover.
 import fp from 'fastify-plugin';
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendAsyncHookHandler } from 'fastify';
+import type {
+  FastifyReply,
+  FastifyRequest,
+  onErrorAsyncHookHandler,
+  onRequestAsyncHookHandler,
+  onSendAsyncHookHandler,
+} from 'fastify';
 import { ApiError, prepareError, sendError, toApiError } from '../errors.ts';
 import type { AuthContext, Surface } from './auth.ts';
 import { INIT } from '../metering/scripts.ts';
@@ -12,6 +19,8 @@ import { Turns } from '../metering/turns.ts';
 import { UsageFlush, bucketOf } from '../metering/usage-flush.ts';
 import { meteringMetrics } from '../metering/metrics.ts';
 import { setRateLimitHeaders } from '../metering/headers.ts';
+import { inFlightCap } from '../metering/in-flight.ts';
+import { isHeavy } from '../db/heavy.ts';
 import { calendar, periodOf, secondsToNextPeriod } from '../metering/periods.ts';
 
 declare module 'fastify' {
@@ -26,6 +35,12 @@ declare module 'fastify' {
      * before the handler runs or alongside it (then `awaitAdmission` holds the reply until it is decided).
      */
     meter: (surface: Surface) => onRequestAsyncHookHandler;
+    /**
+     * onError hook for a route that admits after parsing the body (MCP): a known client's request that failed before
+     * it was admitted (a body that is not JSON, too large, of another type) still counts against the per-minute
+     * limit, free, and its answer carries the rate-limit headers.
+     */
+    meterError: (surface: Surface) => onErrorAsyncHookHandler;
     /** onSend hook: waits for an admission running alongside the handler; a refusal replaces the handler's answer. */
     awaitAdmission: onSendAsyncHookHandler;
     /**
@@ -197,8 +212,19 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
   /** One admission, batched with the others of this turn of the event loop (see Turns). */
   const admitOnce = (rid: string, a: AuthContext, version: string, now: number, period: string, free: boolean) =>
     turns.admit(
-      `${subjectOf(a)}|${a.clientId}|${now}|${a.rpm}|${version}|${period}|${rid}|${a.mode === 'test' ? 't' : 'm'}|${free ? 1 : 0}`,
+      `${subjectOf(a)}|${a.clientId}|${now}|${a.rpm}|${inFlightCap(a.rpm)}|${version}|${period}|${rid}|${a.mode === 'test' ? 't' : 'm'}|${free ? 1 : 0}`,
     );
+
+  /** Requests holding an in-flight slot; each gives it back once, when its answer is done or abandoned. */
+  const holding = new WeakSet<FastifyRequest>();
+  function holdSlot(request: FastifyRequest, reply: FastifyReply, clientId: string) {
+    if (holding.has(request)) return;
+    holding.add(request);
+    const release = () => turns.release(request.id, clientId);
+    // 'close' comes after the answer is sent, and when the client goes away first; a closed one releases at once
+    if (reply.raw.closed) release();
+    else reply.raw.once('close', release);
+  }
 
   /**
    * Admits a request. A missing or outdated balance in Redis means the client changed (or Redis lost its data):
@@ -261,6 +287,7 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
     const resetSeconds = setRateLimitHeaders(reply, auth.rpm, auth.rpm - count, resetMs, now);
     if (ok === 1) {
       refusedLast.delete(subject);
+      holdSlot(request, reply, auth.clientId);
       // Admitted by a master a failover is replacing: its reservation will be lost, so the request is charged in
       // Postgres directly, as a fail-open one is (docs/metering.md#failover).
       request.meter = field === '' ? null : { field, period, surface, subject, failOpen: held };
@@ -274,6 +301,14 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
         429,
         'rate_limited',
         `Rate limit of ${auth.rpm} requests per minute exceeded; retry in ${resetSeconds} seconds.`,
+      );
+    }
+    if (field === 'busy') {
+      reply.header('Retry-After', 1);
+      return new ApiError(
+        429,
+        'rate_limited',
+        `Too many requests in flight: your plan allows ${inFlightCap(auth.rpm)} at a time; retry when one is answered.`,
       );
     }
     if (auth.plan === 'free' && auth.mode === 'live') {
@@ -301,11 +336,14 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
   // first, before any work, until one is admitted again, so a client at its limit costs no handler work; so is a
   // free trial due its cap.
   const refusedLast = new Set<string>();
-  const speculates = (auth: AuthContext) => !auth.trialCapDue && !refusedLast.has(subjectOf(auth));
+  // A heavy request (src/db/heavy.ts) is admitted before its work too: a client over its in-flight cap is refused
+  // before any of it starts.
+  const speculates = (request: FastifyRequest, auth: AuthContext) =>
+    !auth.trialCapDue && !refusedLast.has(subjectOf(auth)) && !isHeavy(request);
   app.decorate('meter', (surface: Surface): onRequestAsyncHookHandler => async (request, reply) => {
     if (!request.auth) return;
     const admission = admitRequest(request, reply, surface, isFree(request));
-    if (speculates(request.auth)) {
+    if (speculates(request, request.auth)) {
       stats.speculative++;
       request.admission = admission;
       admission.catch(() => {}); // awaited in onSend; a handler that throws first must not leave it unhandled
@@ -313,6 +351,10 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
     }
     const refusal = await admission;
     if (refusal) return sendError(reply, refusal);
+  });
+  app.decorate('meterError', (surface: Surface): onErrorAsyncHookHandler => async (request, reply) => {
+    // every admission, whatever its outcome, sets the rate-limit headers: none means none was made
+    if (request.auth && !reply.hasHeader('x-ratelimit-limit')) await admitRequest(request, reply, surface, true);
   });
   app.decorate('awaitAdmission', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const admission = request.admission;

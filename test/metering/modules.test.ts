@@ -44,7 +44,7 @@ t.test('one turn: each admission gets its own values, however many share the cal
   // free admissions of one client: each is counted in its window, in order, however many share the call
   const now = Date.now();
   const answers = await Promise.all(
-    Array.from({ length: 300 }, (_, i) => turns.admit(`s|c|${now}|1000|1|${period}|r${i}|m|1`)),
+    Array.from({ length: 300 }, (_, i) => turns.admit(`s|c|${now}|1000|1000|1|${period}|r${i}|m|1`)),
   );
   t.same(
     answers.map((a) => [a[0], a[2]]),
@@ -55,6 +55,41 @@ t.test('one turn: each admission gets its own values, however many share the cal
   t.equal(turns.pendingSettlements, 1);
   await turns.send();
   t.equal(turns.pendingSettlements, 0, 'sent; a reservation that does not exist is skipped');
+});
+
+t.test('in flight: a client at its cap is refused busy until a release; a refusal takes no slot', async (t) => {
+  const prefix = `test:${randomBytes(6).toString('hex')}:`;
+  const redis = createRedis(redisConnection(process.env), prefix);
+  const turns = new Turns(redis, prefix, 20_000, () => {});
+  t.teardown(() => {
+    turns.close();
+    redis.disconnect();
+  });
+  await turns.ready(1000);
+  const period = periodOf(Date.now());
+  const admit = (rid: string, cap = 3) => turns.admit(`s|c|${Date.now()}|1000|${cap}|1|${period}|${rid}|m|1`);
+  const burst = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((rid) => admit(rid)));
+  t.same(
+    burst.map((a) => [a[0], a[1]]),
+    [
+      [1, ''],
+      [1, ''],
+      [1, ''],
+      [0, 'busy'],
+      [0, 'busy'],
+    ],
+    'three in flight admitted (exact within one call), the rest refused busy',
+  );
+  t.equal(burst[4]![2], 3, 'a busy refusal does not count in the per-minute window');
+  t.equal(await redis.zcard('fly:c'), 3, 'three slots held');
+  turns.release('a', 'c');
+  turns.release('a', 'c'); // releasing twice changes nothing
+  t.same((await admit('f')).slice(0, 2), [1, ''], 'a release frees a slot for the next admission');
+  t.same((await admit('g')).slice(0, 2), [0, 'busy'], 'and only one');
+  // a lease that has ended no longer counts (its process died without releasing)
+  await redis.zadd('fly:c', Date.now() - 1, 'b', Date.now() - 1, 'c');
+  t.same((await admit('h')).slice(0, 2), [1, ''], 'slots whose lease ended are taken back');
+  t.ok((await redis.pttl('fly:c')) > 0, 'the set expires once no lease can be running');
 });
 
 t.test('the usage gate: a move waits for the reads in progress, and reads wait for a move', async (t) => {

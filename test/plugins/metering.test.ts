@@ -420,7 +420,7 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   // A process admitted a request six minutes ago and died before settling it.
   const period = new Date().toISOString().slice(0, 7);
   const ver = await app.redis.hget(`st:${c.client.id}`, 'ver');
-  const admission = [c.client.id, c.client.id, Date.now() - 360_000, 30, ver, period, 'req_crashed', 'm', '0'];
+  const admission = [c.client.id, c.client.id, Date.now() - 360_000, 30, 2, ver, period, 'req_crashed', 'm', '0'];
   // no settlements, one admission
   const [ok, field] = (await app.redis.eval(TURN, 0, ctx.prefix, period, 20_000, 0, admission.join('|'))) as [
     number,
@@ -558,7 +558,7 @@ t.test('usage is counted, not listed: one field per kind of request, whatever th
   const keyOf = (i: number) => (i < 5 ? c.keyId : 'second-key');
   const requests = [...Array(8).keys()];
   const admissions = requests.map((i) =>
-    [c.client.id, c.client.id, Date.now(), 100, 'v', period, rid(i), 'm', 0].join('|'),
+    [c.client.id, c.client.id, Date.now(), 100, 100, 'v', period, rid(i), 'm', 0].join('|'),
   );
   const settlements = requests.map((i) => `1|${rid(i)}|${c.client.id}|${keyOf(i)}|live|rest|${period}|${day}`);
   await app.redis.hset(`${sub}st:${c.client.id}`, 'ver', 'v', 'period', period, 'm', 100);
@@ -568,7 +568,7 @@ t.test('usage is counted, not listed: one field per kind of request, whatever th
   const batch = current.slice(ctx.prefix.length);
   t.teardown(() =>
     app.redis.del(
-      ...['st:', 'pend:', 'win:'].map((k) => `${sub}${k}${c.client.id}`),
+      ...['st:', 'pend:', 'win:', 'fly:'].map((k) => `${sub}${k}${c.client.id}`),
       `${sub}usage:current`,
       `${sub}usage:batches`,
       `${sub}usage:seq`,

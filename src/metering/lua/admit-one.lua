@@ -1,6 +1,25 @@
--- One admission: window check, credit check, reservation. Returns ok (1 admitted, 0 refused, -1 the balance is
--- missing or of another version: reload it and admit again), the pend field reserved ('' for a free route, 'rate' or
--- 'credits' when refused), the window count and the ms until the window frees a slot.
+-- One admission: window check, in-flight check, credit check, reservation. Returns ok (1 admitted, 0 refused, -1 the
+-- balance is missing or of another version: reload it and admit again), the pend field reserved ('' for a free route,
+-- 'rate', 'busy' or 'credits' when refused), the window count and the ms until the window frees a slot.
+--
+-- In flight per client: fly:<client>, a sorted set of the ids of its admitted requests, scored by when their lease
+-- ends. A request leaves it when its answer is done or abandoned (a release, lua/turn.lua); one whose lease ends first
+-- (its process died, or it ran longer than the lease) no longer counts.
+local FLY_LEASE_MS = 60000
+local flies = {}
+local function in_flight(fly, now)
+  local f = flies[fly]
+  if not f then
+    redis.call('ZREMRANGEBYSCORE', fly, '-inf', now)
+    f = { count = redis.call('ZCARD', fly) }
+    flies[fly] = f
+  end
+  return f
+end
+local function take_slot(f, fly, now, rid)
+  if redis.call('ZADD', fly, now + FLY_LEASE_MS, rid) == 1 then f.count = f.count + 1 end
+  redis.call('PEXPIRE', fly, FLY_LEASE_MS + 1000)
+end
 local function window(win, now)
   local w = wins[win]
   if not w or w.now ~= now then
@@ -38,7 +57,7 @@ local function pack(s, st, id)
   end
   return p
 end
-local function admit(st, pend, win, res, now, rpm, ver, period, rid, grant, free)
+local function admit(st, pend, win, fly, res, now, rpm, cap, ver, period, rid, grant, free)
   local w = window(win, now)
   local count = w.count
   local reset_ms = w.oldest and (w.oldest + 60000 - now) or 60000
@@ -46,13 +65,18 @@ local function admit(st, pend, win, res, now, rpm, ver, period, rid, grant, free
   if existing then return 1, string.match(existing, '^[^|]*'), count, reset_ms end
   if free == '1' then
     if count >= rpm then return 0, 'rate', count, reset_ms end
+    local f = in_flight(fly, now)
+    if f.count >= cap then return 0, 'busy', count, reset_ms end
     enter(w, win, now, rid)
+    take_slot(f, fly, now, rid)
     if count == 0 then reset_ms = 60000 end
     return 1, '', count + 1, reset_ms
   end
   local s = balance(st)
   if s.ver ~= ver or s.period ~= period then return -1, '', count, reset_ms end
   if count >= rpm then return 0, 'rate', count, reset_ms end
+  local f = in_flight(fly, now)
+  if f.count >= cap then return 0, 'busy', count, reset_ms end
   local field, stfield
   if s.m > 0 then
     field, stfield = grant .. ':' .. period, 'm'
@@ -78,6 +102,7 @@ local function admit(st, pend, win, res, now, rpm, ver, period, rid, grant, free
   hincr(st, stfield, stfield == 'o' and 1 or -1)
   hincr(pend, field, 1)
   enter(w, win, now, rid)
+  take_slot(f, fly, now, rid)
   redis.call('SET', res, field .. '|' .. st .. '|' .. pend, 'PX', 86400000)
   if count == 0 then reset_ms = 60000 end
   return 1, field, count + 1, reset_ms
