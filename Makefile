@@ -39,7 +39,7 @@ db: services ## create and migrate the database, apply sql/, load fixtures when 
 
 run: db ## serve the API on 127.0.0.1:$${PORT:-3000} in the foreground, printing a working curl line
 	@$(TSX) scripts/demo-key.ts
-	@exec $(TSX) src/main.ts
+	@WEBHOOK_ALLOW_LOOPBACK=$${WEBHOOK_ALLOW_LOOPBACK:-true} exec $(TSX) src/main.ts
 
 test: services ## build the test template database once and run the whole tap suite
 	@bash scripts/services.sh install-browser

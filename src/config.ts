@@ -115,8 +115,8 @@ const ConfigSchema = Type.Object({
   }),
   WEBHOOK_DISABLE_AFTER_SECONDS: Type.Number({ minimum: 0, default: 5 * 86400 }),
   WEBHOOK_SWEEP_MS: Type.Integer({ minimum: 50, maximum: 600_000, default: 10_000 }),
-  /** http:// and loopback targets (127.0.0.1, ::1); default on in development only, refused in production. */
-  WEBHOOK_ALLOW_LOOPBACK: Type.Boolean(),
+  /** http:// and loopback targets (127.0.0.1, ::1): off unless set (`make run` sets it), refused in production. */
+  WEBHOOK_ALLOW_LOOPBACK: Type.Boolean({ default: false }),
   /** Key that encrypts the signing secrets at rest; default derived from API_KEY_SECRET. */
   WEBHOOK_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
 });
@@ -159,7 +159,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   raw.SITE_DATABASE_URL ??= siteDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
   raw.SITE_URL ??= localSiteUrl(raw.HOST as string | undefined, raw.PORT as string | undefined);
   raw.WEBHOOKS_DATABASE_URL ??= webhooksDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
-  raw.WEBHOOK_ALLOW_LOOPBACK ??= String((raw.NODE_ENV ?? 'development') === 'development');
   try {
     raw.API_KEY_SECRET ??= resolveKeySecret(env);
   } catch {

@@ -6,7 +6,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { serveRegistry } from '../plugins/metrics.ts';
 import { deliveryMetrics } from './metrics.ts';
 import { loadConfig } from '../config.ts';
-import { webhookSettings } from './settings.ts';
+import { LOOPBACK_WARNING, webhookSettings } from './settings.ts';
 import { WebhookWorker } from './worker.ts';
 
 let config;
@@ -26,9 +26,11 @@ if (config.METRICS_PORT) {
   });
 }
 const metrics = deliveryMetrics(registry);
+const settings = webhookSettings(config);
+if (settings.allowLoopback) log.warn(LOOPBACK_WARNING);
 // The handlers are installed before the workers start, so a signal that arrives while they connect still stops them
 // cleanly once they have started.
-const started = WebhookWorker.start(webhookSettings(config), log, metrics);
+const started = WebhookWorker.start(settings, log, metrics);
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {

@@ -2,7 +2,7 @@
 // settings they check URLs and seal secrets with. The request path (api_reader) never touches webhooks.
 import fp from 'fastify-plugin';
 import { createSql, type Sql } from '../plugins/db.ts';
-import type { WebhookSettings } from './settings.ts';
+import { LOOPBACK_WARNING, type WebhookSettings } from './settings.ts';
 
 export interface WebhookService {
   /** As api_webhooks: only the SECURITY DEFINER functions of sql/webhooks. */
@@ -18,6 +18,7 @@ declare module 'fastify' {
 
 export default fp<{ settings: WebhookSettings }>(
   async (app, opts) => {
+    if (opts.settings.allowLoopback) app.log.warn(LOOPBACK_WARNING);
     const sql = createSql(opts.settings.databaseUrl, 2);
     app.decorate('webhooks', { sql, settings: opts.settings });
     app.addHook('onClose', async () => {

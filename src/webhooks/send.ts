@@ -5,7 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { RefusedTarget, addressRefusal, safeLookup, type TargetPolicy } from './ssrf.ts';
+import { REFUSED_ATTEMPT, RefusedTarget, addressRefusal, safeLookup, type TargetPolicy } from './ssrf.ts';
 
 export interface Signer {
   /** `v1,<base64>` for each secret that signs, space-separated. */
@@ -80,9 +80,7 @@ export class Sender {
     }
     const literal = u.hostname.replace(/^\[|\]$/g, '');
     const why = /^[\d.]+$|:/.test(literal) ? addressRefusal(literal, this.policy) : null;
-    if (why && why !== 'not an IP address') {
-      return done({ ok: false, statusCode: null, error: `refused: ${literal} is ${why}` });
-    }
+    if (why && why !== 'not an IP address') return done({ ok: false, statusCode: null, error: REFUSED_ATTEMPT });
     const payload = Buffer.from(body);
     return new Promise<AttemptResult>((resolve) => {
       let settled = false;

@@ -16,7 +16,7 @@ export interface WebhookSettings {
   /** An endpoint whose every attempt failed for this long is disabled. */
   disableAfterMs: number;
   sweepMs: number;
-  /** http:// and loopback targets allowed (development only). */
+  /** http:// and loopback targets allowed (WEBHOOK_ALLOW_LOOPBACK, for local development; off unless set). */
   allowLoopback: boolean;
   /** AES-256-GCM key of the signing secrets at rest. */
   secretKey: Buffer;
@@ -30,6 +30,13 @@ export interface WebhookSettings {
 }
 
 export const MAX_ENDPOINTS_PER_CLIENT = 10;
+
+/** Logged at start by every process that registers or sends webhooks while loopback targets are allowed. */
+export const LOOPBACK_WARNING =
+  "WEBHOOK_ALLOW_LOOPBACK is on: any client may register http:// webhooks on this machine's loopback ports " +
+  "(its database, Redis, anything listening on 127.0.0.1) and read their answers' status codes. Turn it off " +
+  'wherever clients other than you can register webhooks.';
+
 const DAY_MS = 86_400_000;
 
 /** The 32-byte key of the secrets at rest: WEBHOOK_SECRET_KEY, else derived from API_KEY_SECRET (HKDF-SHA256). */

@@ -1,8 +1,9 @@
 // Server-side request forgery: webhook targets are public https:// addresses. A URL is checked when it is registered
 // (its form, then every address its host resolves to) and again at every delivery, where the connection uses only
 // addresses that passed (the lookup below), so a name re-pointed at an internal address after registration reaches
-// nothing. Redirects are never followed (src/webhooks/send.ts). With `allowLoopback` (development), http:// and
-// loopback addresses are allowed; private, link-local, metadata and multicast addresses never are.
+// nothing. Redirects are never followed (src/webhooks/send.ts). IPv6 forms that stand for an IPv4 address are judged
+// as that address. With `allowLoopback` (WEBHOOK_ALLOW_LOOPBACK, off unless set), http:// and loopback addresses are
+// allowed; private, link-local, metadata and multicast addresses never are. A refusal never says why (REFUSED_URL).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
@@ -47,6 +48,7 @@ const REFUSED = ranges('ipv4', [
     ['2001::', 23, 'a reserved address'],
     ['2001:db8::', 32, 'a documentation address'],
     ['2002::', 16, 'a 6to4 address'],
+    ['64:ff9b:1::', 48, 'a local-use NAT64 address'],
     ['fc00::', 7, 'a private (unique local) address'],
     ['fe80::', 10, 'a link-local address'],
     ['fec0::', 10, 'a site-local address'],
@@ -54,14 +56,38 @@ const REFUSED = ranges('ipv4', [
   ]),
 );
 
-/** The IPv4 address an IPv6 address stands for (IPv4-mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96), if any. */
+/** The eight 16-bit groups of an IPv6 address (one `isIP` accepts), a trailing dotted quad included. */
+function ipv6Groups(address: string): number[] {
+  const parts = address.split(':');
+  const quad = parts.at(-1)!.split('.').map(Number);
+  if (quad.length === 4)
+    parts.splice(-1, 1, ((quad[0]! << 8) | quad[1]!).toString(16), ((quad[2]! << 8) | quad[3]!).toString(16));
+  const [head, tail] = parts.join(':').split('::');
+  const part = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  const h = part(head);
+  const t = part(tail);
+  return tail === undefined ? h : [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
+}
+
+/**
+ * The prefixes (first six groups) under which an IPv6 address stands for the IPv4 address in its last 32 bits: a
+ * connection to it reaches that IPv4 address (through the host's own stack or a translator), so it is judged as that
+ * address. Other forms that embed one are refused as a whole above: 6to4 (2002::/16), Teredo (2001::/32, inside
+ * 2001::/23) and local-use NAT64 (64:ff9b:1::/48).
+ */
+const EMBEDDING = [
+  [0, 0, 0, 0, 0, 0], //        ::/96, IPv4-compatible (deprecated); :: and ::1 are themselves
+  [0, 0, 0, 0, 0, 0xffff], //   ::ffff:0:0/96, IPv4-mapped
+  [0, 0, 0, 0, 0xffff, 0], //   ::ffff:0:0:0/96, IPv4-translated (SIIT)
+  [0x64, 0xff9b, 0, 0, 0, 0], // 64:ff9b::/96, NAT64
+];
+
+/** The IPv4 address an IPv6 address stands for (the forms of EMBEDDING), if any. */
 function embeddedIpv4(address: string): string | null {
-  const m = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
-  if (!m) return null;
-  if (m[1]) return m[1];
-  const hi = parseInt(m[2]!, 16);
-  const lo = parseInt(m[3]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const g = ipv6Groups(address);
+  if (g.slice(0, 7).every((x) => x === 0) && g[7]! <= 1) return null; // :: and ::1
+  if (!EMBEDDING.some((prefix) => prefix.every((x, i) => g[i] === x))) return null;
+  return [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255].join('.');
 }
 
 /** Why an address may not be a webhook target, or null when it may. */
@@ -94,6 +120,16 @@ function resolveAll(host: string): Promise<LookupAddress[]> {
 }
 
 /**
+ * The one message for a refused destination, whatever the reason: it says neither what the host resolves to nor
+ * whether it resolves, so that registering URLs tells a client nothing about the service's network.
+ */
+export const REFUSED_URL =
+  'url: the host must resolve, and only to public addresses: webhooks are not sent to loopback, private, link-local, ' +
+  'reserved or other internal addresses';
+/** The same, as a delivery attempt's error. */
+export const REFUSED_ATTEMPT = 'refused: the host does not resolve to public addresses only';
+
+/**
  * The URL to store, or a 400 naming `url` and the rule broken: absolute https:// (http:// too with allowLoopback),
  * no user name or password, a host that resolves, and only to addresses that may be targets.
  */
@@ -112,19 +148,9 @@ export async function checkEndpointUrl(raw: string, policy: TargetPolicy): Promi
   if (u.username || u.password) throw badRequest('url: must not contain a user name or password');
   if (!u.hostname) throw badRequest('url: must name a host');
   u.hash = '';
-  let addresses: LookupAddress[];
-  try {
-    addresses = await resolveAll(u.hostname);
-  } catch {
-    throw badRequest(`url: the host ${u.hostname} does not resolve`);
-  }
-  if (addresses.length === 0) throw badRequest(`url: the host ${u.hostname} does not resolve`);
-  for (const { address } of addresses) {
-    const why = addressRefusal(address, policy);
-    if (why) {
-      const via = isIP(u.hostname.replace(/^\[|\]$/g, '')) ? address : `${u.hostname} resolves to ${address}, which`;
-      throw badRequest(`url: ${via} is ${why}; webhooks are sent only to public addresses`);
-    }
+  const addresses = await resolveAll(u.hostname).catch(() => []);
+  if (addresses.length === 0 || addresses.some(({ address }) => addressRefusal(address, policy))) {
+    throw badRequest(REFUSED_URL);
   }
   return u.href;
 }
@@ -132,34 +158,25 @@ export async function checkEndpointUrl(raw: string, policy: TargetPolicy): Promi
 export class RefusedTarget extends Error {}
 
 /**
- * A `lookup` for http.request that resolves the name and refuses it when any of its addresses may not be a target:
- * the check happens on the addresses the connection will use, at every delivery.
+ * A `lookup` for http.request that resolves the name and refuses it when it does not resolve or any of its addresses
+ * may not be a target: the check happens on the addresses the connection will use, at every delivery.
  */
 export function safeLookup(policy: TargetPolicy): LookupFunction {
   return (hostname, options, callback) => {
-    resolveAll(hostname).then(
-      (addresses) => {
-        for (const { address } of addresses) {
-          const why = addressRefusal(address, policy);
-          if (why) {
-            callback(new RefusedTarget(`refused: ${hostname} resolves to ${address}, ${why}`), '', 0);
-            return;
-          }
-        }
-        if (addresses.length === 0) {
-          callback(new Error(`${hostname} does not resolve`), '', 0);
-          return;
-        }
-        const wanted = typeof options === 'object' ? options.family : undefined;
-        const pick = addresses.filter((a) => !wanted || a.family === wanted);
-        if ((options as { all?: boolean }).all) {
-          (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, pick.length ? pick : addresses);
-        } else {
-          const first = pick[0] ?? addresses[0]!;
-          callback(null, first.address, first.family);
-        }
-      },
-      (err: Error) => callback(err as NodeJS.ErrnoException, '', 0),
-    );
+    const refuse = () => callback(new RefusedTarget(REFUSED_ATTEMPT), '', 0);
+    resolveAll(hostname).then((addresses) => {
+      if (addresses.length === 0 || addresses.some(({ address }) => addressRefusal(address, policy))) {
+        refuse();
+        return;
+      }
+      const wanted = typeof options === 'object' ? options.family : undefined;
+      const pick = addresses.filter((a) => !wanted || a.family === wanted);
+      if ((options as { all?: boolean }).all) {
+        (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, pick.length ? pick : addresses);
+      } else {
+        const first = pick[0] ?? addresses[0]!;
+        callback(null, first.address, first.family);
+      }
+    }, refuse);
   };
 }

@@ -7,6 +7,8 @@ import t from 'tap';
 import postgres from 'postgres';
 import { buildTestApp } from '../helpers/app.ts';
 import { openSecret } from '../../src/webhooks/secrets.ts';
+import { REFUSED_URL } from '../../src/webhooks/ssrf.ts';
+import { TEST_EVENTS_PER_MINUTE } from '../../src/webhooks/test-events.ts';
 import { FAST, api, receiver, settingsFor, waitFor, webhooksUrl } from './helpers.ts';
 
 const ctx = await buildTestApp(t, FAST);
@@ -106,7 +108,7 @@ t.test('register, read, list, change, rotate, delete', async (t) => {
 
 t.test('bad input is a 400 naming the field', async (t) => {
   const ok = { url: hook.url, events: ['tax_delinquency.created'] };
-  const cases: [string, unknown, RegExp][] = [
+  const cases: [string, unknown, RegExp | string][] = [
     [
       'unknown event type',
       { ...ok, events: ['tax_delinquency.created', 'parcel.sold'] },
@@ -118,11 +120,7 @@ t.test('bad input is a 400 naming the field', async (t) => {
     ['malformed URL', { ...ok, url: 'not a url' }, /^url: must be an absolute URL/],
     ['a URL that is not http(s)', { ...ok, url: 'ftp://example.com/x' }, /^url: must be an http/],
     ['credentials in the URL', { ...ok, url: 'http://user:pw@127.0.0.1/x' }, /^url: must not contain a user name/],
-    [
-      'a host that does not resolve',
-      { ...ok, url: 'https://no-such-host.invalid/x' },
-      /^url: the host no-such-host\.invalid does not resolve/,
-    ],
+    ['a host that does not resolve', { ...ok, url: 'https://no-such-host.invalid/x' }, REFUSED_URL],
     ['a URL too long', { ...ok, url: `https://example.com/${'a'.repeat(2100)}` }, /url/],
     ['missing url', { events: ok.events }, /body 'url' is required/],
     ['an unknown field', { ...ok, secret: 'mine' }, /^body: unknown field 'secret'/],
@@ -170,11 +168,11 @@ t.test('bad input is a 400 naming the field', async (t) => {
   t.match(JSON.parse(chunked.body).error.message, /^body: must be at most 16384 bytes/);
 
   const e = await m.create(ok);
-  const patches: [unknown, RegExp][] = [
+  const patches: [unknown, RegExp | string][] = [
     [{ status: 'paused' }, /status/],
     [{ events: ['nope'] }, /^events: unknown event type 'nope'/],
     [{ counties: ['atlantis'] }, /^counties: unknown county 'atlantis'/],
-    [{ url: 'https://10.1.2.3/x' }, /^url: 10\.1\.2\.3 is a private address/],
+    [{ url: 'https://10.1.2.3/x' }, REFUSED_URL],
     [{ colour: 'red' }, /^body: unknown field 'colour'/],
   ];
   for (const [body, message] of patches) {
@@ -325,6 +323,35 @@ t.test("one client never reaches another's endpoints", async (t) => {
   }
   t.same((await mo.get('/v1/webhooks')).json().data, []);
   t.equal((await m.get(`/v1/webhooks/${mine.id}`)).json().data.status, 'enabled', 'untouched');
+});
+
+t.test('test events: at most 5 a minute per endpoint, then 429 with Retry-After', async (t) => {
+  const c = await ctx.newClient('growth');
+  const mc = api(ctx, c.key);
+  const [a, b] = [
+    await mc.create({ url: hook.url, events: ['webhook.test'] }),
+    await mc.create({ url: hook.url, events: ['webhook.test'] }),
+  ];
+  // the count is per fixed minute: start with most of a minute left, so that all of it lands in one window
+  const second = new Date().getUTCSeconds();
+  if (second > 40) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
+  for (let i = 1; i <= TEST_EVENTS_PER_MINUTE; i++)
+    t.equal((await mc.post(`/v1/webhooks/${a.id}/test`)).statusCode, 202, `test ${i}`);
+  const refused = await mc.post(`/v1/webhooks/${a.id}/test`);
+  t.match(errorOf(refused), {
+    status: 429,
+    code: 'rate_limited',
+    message: /^too many test events: at most 5 a minute per endpoint; retry in \d+ s$/,
+  });
+  const wait = Number(refused.headers['retry-after']);
+  t.ok(wait >= 1 && wait <= 60, `Retry-After: ${wait}`);
+  t.ok(refused.headers['x-ratelimit-remaining'], "the per-minute limit's headers are there too");
+  const [{ n }] = (await db.sql`
+    SELECT count(*)::int AS n FROM webhooks.deliveries WHERE endpoint_id = ${a.id.slice(3)}::uuid`) as unknown as [
+    { n: number },
+  ];
+  t.equal(n, TEST_EVENTS_PER_MINUTE, 'the refused one wrote nothing');
+  t.equal((await mc.post(`/v1/webhooks/${b.id}/test`)).statusCode, 202, 'another endpoint has its own count');
 });
 
 t.test('roles: the API reader cannot see webhooks; api_webhooks only through its functions', async (t) => {
