@@ -3,6 +3,7 @@ import type postgres from 'postgres';
 import type { Redis } from 'ioredis';
 import { displayKey, generateKey, hashKey, type KeyMode } from './keys.ts';
 import { newToken, tokenHash } from '../site/tokens.ts';
+import { whenReady } from '../plugins/redis.ts';
 
 export const PLANS = ['free', 'developer', 'pro', 'growth', 'lead_feed', 'enterprise', 'mcp_starter'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -16,6 +17,9 @@ interface Pending {
 export const PACKS = ['starter', 'investigator', 'bulk', 'power'] as const;
 
 export class AccountError extends Error {}
+
+/** How long a command waits for a Redis connection still being made before it goes on without Redis. */
+const REDIS_READY_MS = 5000;
 
 export interface PackRow {
   id: string;
@@ -59,11 +63,22 @@ const one = <T>(rows: T[], what: string): T => {
  * revocation and suspension take effect on the very next request although processes cache valid keys.
  */
 export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn: (m: string) => void = () => {}) {
+  /**
+   * The connection, once ready: a client that does not queue commands (createRedis) refuses them while it connects,
+   * which a freshly started CLI on a loaded machine would otherwise take for Redis being down.
+   */
+  let ready: Promise<boolean> | null = null;
+  const connected = async (r: Redis) => {
+    if (!(await (ready ??= whenReady(r, REDIS_READY_MS)))) {
+      throw new Error(`no connection within ${REDIS_READY_MS / 1000} s`);
+    }
+    return r;
+  };
   const invalidate = async <T extends { id?: string; client_id?: string }>(row: T): Promise<T> => {
     const clientId = row.client_id ?? row.id;
     if (!redis || !clientId) return row;
     try {
-      await redis.del(`st:${clientId}`, `st:${clientId}:test`);
+      await (await connected(redis)).del(`st:${clientId}`, `st:${clientId}:test`);
     } catch (err) {
       warn(`Redis not reachable (${(err as Error).message}): API processes will see this change within 60 seconds`);
     }
@@ -77,7 +92,8 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
   const pending = async (clientId: string): Promise<Pending> => {
     if (!redis) return { counts: {}, batches: [] };
     try {
-      const replies = await redis.multi().lrange('usage:batches', 0, -1).hgetall(`pend:${clientId}`).exec();
+      const r = await connected(redis);
+      const replies = await r.multi().lrange('usage:batches', 0, -1).hgetall(`pend:${clientId}`).exec();
       const [[listErr, batches], [pendErr, counts]] = replies as [[Error | null, string[]], [Error | null, never]];
       if (listErr ?? pendErr) throw listErr ?? pendErr;
       return { counts, batches };
