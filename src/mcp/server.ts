@@ -116,6 +116,8 @@ export default fp(async (app) => {
     url: MCP_PATH,
     schema: { hide: true },
     onRequest: [app.authenticate('mcp')],
+    // a body refused before the preHandler (not JSON, too large) counts too, with the rate-limit headers
+    onError: app.meterError('mcp'),
     // initialize, tools/list, ping and notifications are free but rate-limited; tools/call is admitted per call.
     // A batch (a JSON array) is refused: the protocol dropped batches in 2025-06-18, and one POST must be one metered
     // call. The refusal still counts against the per-minute limit, like every refusal of a known key.
