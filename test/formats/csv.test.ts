@@ -19,6 +19,8 @@ async function newClientOf(plan: string) {
 
 type Row = Record<string, unknown>;
 
+const utcDay = () => new Date().toISOString().slice(0, 10);
+
 /** The CSV body as records (a header row first); fails the test on anything RFC 4180 does not allow. */
 const records = (body: string): string[][] => parse(body, { relax_column_count: false, record_delimiter: '\r\n' });
 
@@ -48,20 +50,23 @@ t.test('each list endpoint: the CSV header and rows equal the JSON of the same r
     const body = json.json();
     const data = body.data as Row[];
     t.ok(data.length > 0, `${url}: the fixtures give rows to compare`);
-    for (const [how, res] of [
+    const sentOn = utcDay();
+    const answers = [
       ['format=csv', await get(`${url}${url.includes('?') ? '&' : '?'}format=csv`)],
       ['Accept: text/csv', await get(url, { accept: 'text/csv' })],
-    ] as const) {
+    ] as const;
+    const answeredOn = utcDay();
+    for (const [how, res] of answers) {
       t.equal(res.statusCode, 200, `${url} ${how}`);
       t.equal(res.headers['content-type'], 'text/csv; charset=utf-8');
       const endpoint = url
         .replace(/^\/v1\//, '')
         .split('?')[0]!
         .replace(/\//g, '-');
-      t.equal(
-        res.headers['content-disposition'],
-        `attachment; filename="${endpoint}-${new Date().toISOString().slice(0, 10)}.csv"`,
-      );
+      // the day in the name is the answer's; it must be the UTC day the request was sent or answered on
+      const day = /-(\d{4}-\d{2}-\d{2})\.csv"$/.exec(String(res.headers['content-disposition']))?.[1];
+      t.equal(res.headers['content-disposition'], `attachment; filename="${endpoint}-${day}.csv"`);
+      t.ok(day === sentOn || day === answeredOn, `${day}: the UTC day of the request`);
       t.ok(res.headers['x-ratelimit-remaining'], 'the rate-limit headers of every answer');
       t.match(res.headers['x-request-id'], /^req_/);
       t.ok(res.body.endsWith('\r\n'), 'records end with CRLF');
