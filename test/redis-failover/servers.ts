@@ -1,15 +1,16 @@
-// Real Redis servers for the failover tests, started as child processes in a temporary folder and stopped at
-// teardown (failed tests included; a failed setup kills them as the process exits): a primary, replicas
-// (redis-server --replicaof) and Redis Sentinels (Debian's redis-sentinel, each with a generated configuration), on
-// ports free when the test starts (freePorts: a fixed port can be held by any connection's ephemeral local port).
-import { spawn, type ChildProcess } from 'node:child_process';
+// Real Redis servers for the failover tests, started as child processes in a temporary folder and stopped when the
+// test ends, however it ends (helpers/processes.ts): a primary, replicas (redis-server --replicaof) and Redis
+// Sentinels (Debian's redis-sentinel, each with a generated configuration), on ports free when the test starts.
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { spawnChild } from '../helpers/processes.ts';
+
+export { freePorts } from '../helpers/processes.ts';
 
 interface Teardown {
   teardown: (fn: () => unknown) => void;
@@ -33,39 +34,13 @@ const quiet = (redis: Redis) => {
   return redis;
 };
 
-/** `n` distinct ports of 127.0.0.1 that nothing listens on or is bound to right now. */
-export async function freePorts(n: number): Promise<number[]> {
-  const held = await Promise.all(
-    Array.from({ length: n }, async () => {
-      const server = createServer();
-      server.listen(0, '127.0.0.1');
-      await once(server, 'listening');
-      return server;
-    }),
-  );
-  const ports = held.map((server) => (server.address() as AddressInfo).port);
-  await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
-}
-
 export function servers(t: Teardown): Servers {
   const dir = mkdtempSync(join(tmpdir(), 'florida-redis-failover-'));
   const children = new Map<number, ChildProcess>();
-  // a setup that throws ends the process before any teardown runs: its servers must not outlive it
-  process.once('exit', () => {
-    for (const child of children.values())
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
   const clients: Redis[] = [];
-  t.teardown(async () => {
+  // registered before the servers' own teardowns, so it runs after them (tap runs teardowns last first)
+  t.teardown(() => {
     for (const c of clients) c.disconnect();
-    await Promise.all(
-      [...children.values()].map(async (child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        child.kill('SIGKILL');
-        await once(child, 'exit');
-      }),
-    );
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -99,7 +74,7 @@ export function servers(t: Teardown): Servers {
 
   async function start(port: number, command: string, args: string[]) {
     await freePort(port);
-    const child = spawn(command, args, { stdio: 'ignore' });
+    const child = spawnChild(t, command, args, { stdio: 'ignore' });
     children.set(port, child);
     const probe = quiet(new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 }));
     try {

@@ -6,12 +6,12 @@ import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { loadConfig } from '../../src/config.ts';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
+import { freePorts } from '../helpers/processes.ts';
 
 const db = await createTestDatabase();
 t.teardown(() => db.drop());
-/** Ports of this file's range (3310-3319) that nothing listens on. */
-const DEAD_PG = 3318;
-const DEAD_REDIS = 3319;
+/** Ports that nothing listens on. */
+const [DEAD_PG, DEAD_REDIS] = (await freePorts(2)) as [number, number];
 const deadDatabase = () => {
   const url = new URL(db.apiUrl);
   url.port = String(DEAD_PG);
