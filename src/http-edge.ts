@@ -91,31 +91,56 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
 
 /** Deepest nesting of arrays and objects a JSON body may have; deeper ones would overflow recursive code. */
 export const MAX_JSON_DEPTH = 64;
+/** Most keys and array elements a JSON body may hold in all, so that every walk over a parsed body is short. */
+export const MAX_JSON_ENTRIES = 1000;
 
-/**
- * Whether JSON text nests arrays and objects deeper than `max`, read before it is parsed: one pass over the
- * characters, skipping string literals, with no allocation, so a deep body costs no parse.
- */
-function nestsDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* a backslash: skip the escaped character */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 /* [ */ || c === 123 /* { */) {
-      if (++depth > max) return true;
-    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
+const TOO_DEEP = `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`;
+const TOO_MANY_ENTRIES =
+  `The JSON body holds more than ${MAX_JSON_ENTRIES} keys and array elements in all; ` +
+  `send at most ${MAX_JSON_ENTRIES}.`;
+
+/** The index of the quote that closes the string literal opened at `open`, or -1 when it is never closed. */
+function closingQuote(text: string, open: number): number {
+  for (let q = text.indexOf('"', open + 1); q >= 0; q = text.indexOf('"', q + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(q - 1 - backslashes) === 92 /* \ */) backslashes++;
+    if (backslashes % 2 === 0) return q; // not escaped
   }
-  return false;
+  return -1;
 }
 
 /**
- * JSON bodies (the MCP endpoint's), parsed with secure-json-parse like Fastify's own parser, but saying what is wrong:
- * nesting deeper than MAX_JSON_DEPTH (refused before parsing), the JSON error, or a `__proto__` /
- * `constructor.prototype` key (refused rather than silently dropped).
+ * What would make JSON text costly to parse or to walk, found before it is parsed: nesting deeper than
+ * MAX_JSON_DEPTH, or more than MAX_JSON_ENTRIES keys and array elements in all. One pass that jumps over string
+ * literals with indexOf and stops at the first excess, with no allocation; null when within bounds or when the text
+ * is not JSON (the parser then says why).
+ */
+export function jsonShapeProblem(text: string): string | null {
+  let depth = 0;
+  let entries = 0;
+  let opened = false; // the last token opened a container: the next one, unless it closes it, is its first entry
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 10 || c === 13 || c === 9) continue; // whitespace
+    if (opened && c !== 93 /* ] */ && c !== 125 /* } */) entries++;
+    opened = false;
+    if (c === 34 /* " */) {
+      i = closingQuote(text, i);
+      if (i < 0) return null;
+    } else if (c === 44 /* , */) entries++;
+    else if (c === 91 /* [ */ || c === 123 /* { */) {
+      if (++depth > MAX_JSON_DEPTH) return TOO_DEEP;
+      opened = true;
+    } else if (c === 93 || c === 125) depth--;
+    if (entries > MAX_JSON_ENTRIES) return TOO_MANY_ENTRIES;
+  }
+  return null;
+}
+
+/**
+ * JSON bodies (every route's), parsed with secure-json-parse like Fastify's own parser, but saying what is wrong:
+ * nesting deeper than MAX_JSON_DEPTH or more than MAX_JSON_ENTRIES keys and elements (refused before parsing), the
+ * JSON error, or a `__proto__` / `constructor.prototype` key (refused rather than silently dropped).
  */
 export function parseJsonBody(
   _request: FastifyRequest,
@@ -123,9 +148,8 @@ export function parseJsonBody(
   done: (err: Error | null, body?: unknown) => void,
 ) {
   if (body.length === 0) return done(badRequest('The body is empty; send a JSON value.'));
-  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
-    return done(badRequest(`The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`));
-  }
+  const problem = jsonShapeProblem(body);
+  if (problem !== null) return done(badRequest(problem));
   try {
     done(null, secureJson.parse(body, null, { protoAction: 'error', constructorAction: 'error' }));
   } catch (err) {
