@@ -1,12 +1,13 @@
 // For the graceful-restart tests: the API as its own OS process (test/services/graceful-server.ts), its JSON log
 // lines, and a client that keeps N keep-alive connections busy and tells failed requests (sent, never fully
 // answered) from refused connections (nothing was sent).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
+import { freePorts, spawnChild } from '../helpers/processes.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -30,14 +31,17 @@ export interface ApiProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts the API process on `port`; resolves once `listeners` of its processes listen. */
+/**
+ * Starts the API process on a free port; resolves once `listeners` of its processes listen. It and its workers are
+ * stopped when the test ends, however it ends (helpers/processes.ts).
+ */
 export async function startApi(
   t: { teardown: (fn: () => unknown) => void },
-  port: number,
   env: Record<string, string>,
   listeners = 1,
 ): Promise<ApiProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/services/graceful-server.ts'], {
+  const [port] = (await freePorts(1)) as [number];
+  const child = spawnChild(t, process.execPath, ['--import', 'tsx', 'test/services/graceful-server.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -51,12 +55,6 @@ export async function startApi(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
   const lines: LogLine[] = [];
   let text = '';
   let partial = '';
@@ -83,7 +81,8 @@ export async function startApi(
     }
   });
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  const waitFor = (match: (l: LogLine) => boolean, what: string, timeoutMs = 60_000) => {
+  // generous: starting an API process takes over a minute on a loaded machine
+  const waitFor = (match: (l: LogLine) => boolean, what: string, timeoutMs = 300_000) => {
     const found = lines.find(match);
     if (found) return Promise.resolve(found);
     return new Promise<LogLine>((resolve, reject) => {
@@ -186,7 +185,7 @@ export class Load {
     return out;
   }
 
-  async waitForAnswers(n: number, timeoutMs = 30_000) {
+  async waitForAnswers(n: number, timeoutMs = 300_000) {
     const until = Date.now() + timeoutMs;
     while (this.answers.length < n) {
       if (Date.now() > until) throw new Error(`only ${this.answers.length} answers: ${this.failures.join('; ')}`);

@@ -7,6 +7,8 @@ import { createTestDatabase } from '../helpers/db.ts';
 import { clientWithKey } from '../helpers/accounts.ts';
 import { Load, listeningPids, recordedUsage, startApi } from './graceful-helpers.ts';
 
+// four API processes started and stopped under load: minutes on a loaded machine
+t.setTimeout(600_000);
 const db = await createTestDatabase();
 t.teardown(() => db.drop());
 
@@ -30,7 +32,7 @@ const env = () => ({
 
 t.test('SIGTERM under load: every request sent is answered, exit 0, usage exact', async (t) => {
   const c = await client();
-  const api = await startApi(t, 3310, env());
+  const api = await startApi(t, env());
   const load = new Load(api.port, c.headers, 8, mix, 5);
   // a separate keep-alive connection that asks /readyz while the process shuts down
   const probe = new Load(api.port, {}, 1, () => '/readyz', 20);
@@ -61,7 +63,7 @@ t.test('SIGTERM under load: every request sent is answered, exit 0, usage exact'
 
 t.test('WORKERS=2: SIGHUP replaces both workers under load, nothing lost, usage exact', async (t) => {
   const c = await client();
-  const api = await startApi(t, 3311, { ...env(), WORKERS: '2' }, 2);
+  const api = await startApi(t, { ...env(), WORKERS: '2' }, 2);
   const before = listeningPids(api);
   t.equal(before.length, 2, 'two workers');
   const load = new Load(api.port, c.headers, 8, mix, 5);
@@ -97,7 +99,7 @@ t.test('WORKERS=2: SIGHUP replaces both workers under load, nothing lost, usage 
 });
 
 t.test('WORKERS=2: a worker that dies on its own stops the service, exit 1', async (t) => {
-  const api = await startApi(t, 3312, { ...env(), WORKERS: '2' }, 2);
+  const api = await startApi(t, { ...env(), WORKERS: '2' }, 2);
   const [victim, other] = listeningPids(api) as [number, number];
   process.kill(victim, 'SIGKILL');
   t.equal(await api.exited, 1, 'the primary exits 1');
@@ -109,7 +111,7 @@ t.test(
   'past SHUTDOWN_TIMEOUT_MS a request still in flight is cut, uncharged, and the process still exits 0',
   async (t) => {
     const c = await client();
-    const api = await startApi(t, 3313, { ...env(), SHUTDOWN_TIMEOUT_MS: '300' });
+    const api = await startApi(t, { ...env(), SHUTDOWN_TIMEOUT_MS: '300' });
     const load = new Load(api.port, c.headers, 1, (_loop, n) =>
       n === 0 ? '/v1/counties/miami-dade' : '/slow/v1/wait?ms=20000',
     );
