@@ -1,7 +1,8 @@
 // Sign-up (confirmed by an emailed link), sign-in, sign-out, password reset and change, invitations. No answer says
 // whether an email has an account: sign-up and reset show the same page either way (only the email sent differs),
-// and a failed sign-in says "email or password is incorrect" after the same argon2 work. Attempts are limited per
-// address and per email (throttle.ts).
+// and a failed sign-in says "email or password is incorrect" after the same argon2 work; a reset request is answered
+// before the account is looked up. Attempts are limited per address and per email (throttle.ts), each taken before
+// any work is done for it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { field, isEmail, safeNext } from './form.ts';
 import {
@@ -32,6 +33,11 @@ export default async function authRoutes(app: FastifyInstance, opts: { site: Sit
   const site = opts.site;
   const { sql } = site;
   const link = (path: string, token: string) => `${site.config.SITE_URL}${path}?token=${token}`;
+  /** Runs `work` once the answer is sent, so that its time does not show in the answer. */
+  const afterAnswer = (reply: FastifyReply, work: () => Promise<unknown>) => {
+    const run = () => void work().catch((err: Error) => app.log.error({ err: err.message }, 'site work failed'));
+    void reply.then(run, run);
+  };
   const signedIn = (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.siteSession) return false;
     void reply.redirect('/account', 303);
@@ -60,10 +66,10 @@ export default async function authRoutes(app: FastifyInstance, opts: { site: Sit
         (csrf) => signupPage(csrf, { name, email }, e),
       );
     if (Object.keys(errors).length > 0) return form(400, errors, 'Please correct the fields marked below.');
-    const wait = await site.limits.count('signup', request.ip, email);
+    const wait = await site.limits.take('signup', request.ip, email);
     if (wait > 0) return form(429, {}, tooMany(wait));
     const token = newToken();
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await hashPassword(password, request.ip);
     const exists = await q.startSignup(sql, email, name, passwordHash, tokenHash(token));
     site.sendMail(
       exists
@@ -147,15 +153,14 @@ export default async function authRoutes(app: FastifyInstance, opts: { site: Sit
         (csrf) => loginPage(csrf, { email, next: next === '/account' ? undefined : next }),
       );
     if (email === '' || password === '') return form(400, 'Enter your email and your password.');
-    const wait = await site.limits.check('login', request.ip, email);
+    let user: Awaited<ReturnType<typeof q.login>>;
+    const { wait, ok } = await site.limits.guard('login', request.ip, email, async () => {
+      user = isEmail(email) ? await q.login(sql, email) : undefined;
+      // an unknown email costs the same argon2 check as a wrong password (verifyPassword's decoy)
+      return verifyPassword(user?.password_hash, password, request.ip);
+    });
     if (wait > 0) return form(429, tooMany(wait));
-    const user = isEmail(email) ? await q.login(sql, email) : undefined;
-    // an unknown email costs the same argon2 check as a wrong password (verifyPassword's decoy)
-    const ok = await verifyPassword(user?.password_hash, password);
-    if (!ok || !user) {
-      const over = await site.limits.count('login', request.ip, email);
-      return over > 0 ? form(429, tooMany(over)) : form(401, 'The email or the password is not right.');
-    }
+    if (!ok || !user) return form(401, 'The email or the password is not right.');
     if (request.siteSession) await q.endSession(sql, request.siteSession.hash);
     const session = site.newSession();
     await q.createSession(sql, user.user_id, session.hash);
@@ -185,7 +190,7 @@ export default async function authRoutes(app: FastifyInstance, opts: { site: Sit
         resetRequestPage(csrf, email, { email: 'Enter an email address, like you@example.com.' }),
       );
     }
-    const wait = await site.limits.count('reset', request.ip, email);
+    const wait = await site.limits.take('reset', request.ip, email);
     if (wait > 0) {
       return site.render(
         reply,
@@ -193,15 +198,17 @@ export default async function authRoutes(app: FastifyInstance, opts: { site: Sit
         (csrf) => resetRequestPage(csrf, email),
       );
     }
-    const token = newToken();
-    const to = await q.startReset(sql, email, tokenHash(token));
-    if (to) {
+    // looked up after the answer, so that a known email is answered exactly as an unknown one
+    afterAnswer(reply, async () => {
+      const token = newToken();
+      const to = await q.startReset(sql, email, tokenHash(token));
+      if (!to) return;
       site.sendMail({
         to,
         subject: 'Choose a new password',
         text: `Follow this link within 30 minutes to choose a new password for your Florida Property API account:\n\n${link('/account/reset/confirm', token)}\n\nThe link works once. If you did not ask for it, ignore this message: your password stays as it is.\n`,
       });
-    }
+    });
     return site.render(reply, { title: 'Check your email' }, () => resetSentPage(email, site.mailer.mode));
   });
 
@@ -232,7 +239,7 @@ export default async function authRoutes(app: FastifyInstance, opts: { site: Sit
       );
     }
     try {
-      await q.finishReset(sql, tokenHash(found.token), await hashPassword(password));
+      await q.finishReset(sql, tokenHash(found.token), await hashPassword(password, request.ip));
     } catch (err) {
       if (sqlState(err) === '22023') return badLink(reply);
       throw err;
@@ -258,17 +265,16 @@ export default async function authRoutes(app: FastifyInstance, opts: { site: Sit
         { title: 'Change your password', status, notice: notice ? { kind: 'error', text: notice } : null },
         (csrf) => changePasswordPage(csrf, errors),
       );
-    const wait = await site.limits.check('login', request.ip, user.email);
-    if (wait > 0) return form(429, {}, tooMany(wait));
-    const session = request.siteSession!.hash;
-    if (!(await verifyPassword(await q.passwordHashOf(sql, session), current))) {
-      await site.limits.count('login', request.ip, user.email);
-      return form(400, { current: 'This is not your current password.' });
-    }
     const weak = passwordProblem(password, { email: user.email });
     if (weak) return form(400, { password: weak });
+    const session = request.siteSession!.hash;
+    const { wait, ok } = await site.limits.guard('login', request.ip, user.email, async () =>
+      verifyPassword(await q.passwordHashOf(sql, session), current, request.ip),
+    );
+    if (wait > 0) return form(429, {}, tooMany(wait));
+    if (!ok) return form(400, { current: 'This is not your current password.' });
     const next = site.newSession();
-    await q.changePassword(sql, session, await hashPassword(password), next.hash);
+    await q.changePassword(sql, session, await hashPassword(password, request.ip), next.hash);
     site.setSession(reply, next.token);
     return reply.redirect('/account?password=changed', 303);
   });

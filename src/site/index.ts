@@ -3,6 +3,7 @@
 // CSRF check, security headers and HTML error pages apply to /account only. Its database connection is api_site's,
 // which may only execute the site.* functions.
 import { readFileSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -15,6 +16,7 @@ import { periodOf } from '../metering/periods.ts';
 import { page, type Html } from './html.ts';
 import { createMailer, type Mail, type Mailer } from './mail.ts';
 import { messagePage } from './auth-pages.ts';
+import { PasswordsBusy } from './passwords.ts';
 import { touchSession, type Pending, type SessionRow } from './queries.ts';
 import { throttle, type Throttle } from './throttle.ts';
 import { isToken, newToken, tokenHash } from './tokens.ts';
@@ -98,9 +100,17 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
+  // A form's token is bound to the session cookie the page was shown with (its SHA-256): a token and CSRF cookie
+  // taken from one session are refused with another session's cookie.
+  const csrfUser = (request: FastifyRequest) => {
+    const token = request.cookies[SESSION_COOKIE];
+    return isToken(token) ? tokenHash(token).toString('base64url') : 'signed out';
+  };
   await app.register(csrf, {
     cookieKey: CSRF_COOKIE,
     cookieOpts: { path: '/account', sameSite: 'lax', httpOnly: true, secure: 'auto' },
+    getUserInfo: csrfUser,
+    csrfOpts: { hmacKey: createHmac('sha256', config.API_KEY_SECRET).update('site csrf').digest() },
   });
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -127,7 +137,7 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
     mailer,
     limits: throttle(app.redis, (m) => app.log.warn(m)),
     render(reply, o, content) {
-      const csrfToken = reply.generateCsrf();
+      const csrfToken = reply.generateCsrf({ userInfo: csrfUser(reply.request) });
       const viewer = reply.request.siteSession?.user ?? null;
       const body = page(
         { title: o.title, viewer, csrf: csrfToken, current: o.current, notice: o.notice },
@@ -204,6 +214,15 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
         'Form refused',
         'This form was not accepted: it was not sent from a page of this site, or the page was open for a long time. Go back, reload the page and send it again.',
         { href: '/account', label: 'Go to your account' },
+      );
+    }
+    if (error instanceof PasswordsBusy) {
+      void reply.header('Retry-After', String(error.retryAfter));
+      return errorPage(
+        reply,
+        429,
+        'Busy',
+        `Too many people are signing in at this moment. Wait ${error.retryAfter} seconds, go back and send the form again.`,
       );
     }
     if (error.code === '28000') {

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
 import { Agent, GOOD_PASSWORD, signUp, startWithRoomInThrottleWindow, textOf, uniqueEmail } from './helpers.ts';
-import { waitText } from '../../src/site/throttle.ts';
+import { throttle, waitText } from '../../src/site/throttle.ts';
 
 const ctx = await buildTestApp(t);
 
@@ -87,6 +87,44 @@ t.test('sign-up and reset are limited per address and per email', async (t) => {
     );
   }
   t.same(resets, [200, 200, 200, 200, 200, 429], '5 resets an email per 15 minutes, from any address');
+});
+
+t.test('attempts sent at once take one each; a right password gives its attempt back', async (t) => {
+  const limits = throttle(ctx.app.redis, (m) => t.fail(m));
+  const email = uniqueEmail('burst');
+  const waits = await Promise.all(Array.from({ length: 40 }, () => limits.take('login', '10.5.0.1', email)));
+  t.equal(waits.filter((w) => w === 0).length, 10, '40 at once: 10 taken, 30 refused');
+  t.ok(
+    waits.every((w) => w === 0 || w > 0),
+    'a refusal says how long to wait',
+  );
+  const others = [];
+  for (let i = 0; i < 21; i++) others.push(await limits.take('login', '10.5.0.1', uniqueEmail('other')));
+  t.same(
+    others.map((w) => w === 0),
+    [...Array(20).fill(true), false],
+    'the 30 refused took nothing from the address: 20 of its 30 were left',
+  );
+
+  const checked = [];
+  const right = uniqueEmail('right');
+  for (let i = 0; i < 12; i++) checked.push(await limits.guard('login', '10.5.0.2', right, async () => true));
+  t.ok(
+    checked.every((c) => c.wait === 0 && c.ok),
+    'right passwords are given back: 12 in a row',
+  );
+  let ran = 0;
+  const wrong = [];
+  for (let i = 0; i < 11; i++) {
+    wrong.push(
+      await limits.guard('login', '10.5.0.2', right, async () => {
+        ran++;
+        return false;
+      }),
+    );
+  }
+  t.equal(ran, 10, 'ten wrong ones are checked');
+  t.ok(wrong.at(-1)!.wait > 0 && !wrong.at(-1)!.ok, 'the eleventh is refused before its check');
 });
 
 t.test('the wait is said in minutes or seconds', async (t) => {
