@@ -7,7 +7,9 @@ import { withRole } from '../../src/db-url.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { Agent, csrfIn, signUp, textOf } from './helpers.ts';
 
-const ctx = await buildTestApp(t);
+/** Set here, so that the caller's PORT, HOST or SITE_URL does not change the pages. */
+const SITE_URL = 'http://site.example.test:8080';
+const ctx = await buildTestApp(t, { SITE_URL });
 const { app, db } = ctx;
 const sql = db.sql;
 const KEY = /<code id="raw-key" data-raw-key>(flprop_(?:live|test)_[0-9A-Za-z]{32})<\/code>/;
@@ -135,10 +137,17 @@ t.test('usage: per UTC day, key and surface, this month and the last, as a chart
   await app.flushUsage();
   const [k] = await sql<{ id: string; display: string }[]>`
     SELECT id, display FROM accounts.api_keys WHERE client_id = ${clientId}`;
-  const now = new Date();
-  const today = now.toISOString().slice(0, 10);
-  const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15)).toISOString().slice(0, 10);
-  const tooOld = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 2, 15)).toISOString().slice(0, 10);
+  // the dates come from the answers, so the test holds on any day: the day the requests were counted on, and the
+  // two months the usage pages show (the CSV's file name)
+  const [counted] = await sql<{ day: string }[]>`
+    SELECT to_char(day, 'YYYY-MM-DD') AS day FROM meter.usage_daily WHERE client_id = ${clientId}`;
+  const today = counted!.day;
+  const shown = /filename="usage-(\d{4})-(\d\d)-to-/.exec(
+    String((await agent.get('/account/usage.csv')).headers['content-disposition']),
+  )!;
+  const [year, month] = [Number(shown[1]), Number(shown[2]) - 1];
+  const lastMonth = new Date(Date.UTC(year, month, 15)).toISOString().slice(0, 10);
+  const tooOld = new Date(Date.UTC(year, month - 1, 15)).toISOString().slice(0, 10);
   // MCP calls and older days, as the usage flush records them
   await sql`INSERT INTO meter.usage_daily (client_id, key_id, day, mode, surface, bucket, requests) VALUES
               (${clientId}, ${k!.id}, ${today}, 'live', 'mcp', 'credits', 5),
@@ -216,10 +225,7 @@ t.test('the quick start links the docs and uses the customer’s key', async (t)
   t.equal(res.statusCode, 200);
   t.match(res.body, /href="\/docs"/);
   t.match(textOf(res.body), `flprop_live_…${key.slice(-4)}`);
-  t.match(
-    textOf(res.body),
-    'curl -s -H "Authorization: Bearer $FLPROP_KEY" "http://127.0.0.1:3000/v1/counties/miami-dade"',
-  );
+  t.match(textOf(res.body), `curl -s -H "Authorization: Bearer $FLPROP_KEY" "${SITE_URL}/v1/counties/miami-dade"`);
   t.equal((await new Agent(ctx).get('/account/quickstart')).statusCode, 303);
 });
 
@@ -262,8 +268,8 @@ t.test(
       (await app.inject({ url: '/v1/counties', headers: { authorization: `Bearer ${ctx.key}` } })).headers[
         'content-security-policy'
       ],
-      undefined,
-      'the API keeps its own headers',
+      "default-src 'none'; frame-ancestors 'none'",
+      "the API keeps its own headers (src/http-edge.ts), not the site's",
     );
   },
 );

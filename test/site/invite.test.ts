@@ -9,7 +9,11 @@ import { buildTestApp } from '../helpers/app.ts';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
 import { Agent, signUp, textOf, uniqueEmail } from './helpers.ts';
 
-const ctx = await buildTestApp(t);
+/** Set here, for the app and the CLI alike, so that the caller's PORT, HOST or SITE_URL does not change the links. */
+const SITE_URL = 'http://site.example.test:8080';
+/** SITE_URL as a regular expression's text. */
+const SITE = SITE_URL.replace(/[.]/g, '\\.');
+const ctx = await buildTestApp(t, { SITE_URL });
 const { db } = ctx;
 const run = promisify(execFile);
 
@@ -57,7 +61,14 @@ const bodyOf = (message: string) =>
 async function admin(env: Record<string, string>, ...args: string[]) {
   try {
     const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/accounts/cli.ts', ...args], {
-      env: { ...process.env, DATABASE_URL: db.ownerUrl, API_KEY_SECRET: TEST_KEY_SECRET, SMTP_URL: '', ...env },
+      env: {
+        ...process.env,
+        DATABASE_URL: db.ownerUrl,
+        API_KEY_SECRET: TEST_KEY_SECRET,
+        SMTP_URL: '',
+        SITE_URL,
+        ...env,
+      },
     });
     return { code: 0, stdout: stdout.trim(), stderr: stderr.trim() };
   } catch (err) {
@@ -110,7 +121,7 @@ t.test('client invite prints a 7-day link that sets the password of the client�
   t.match(JSON.parse(json.stdout), {
     email,
     sent: false,
-    link: /^http:\/\/127\.0\.0\.1:3000\/account\/reset\/confirm\?token=/,
+    link: new RegExp(`^${SITE}/account/reset/confirm\\?token=`),
   });
 });
 
@@ -145,9 +156,9 @@ t.test('with SMTP_URL the invitation and the site’s links go by mail, and no l
   const invite = bodyOf(sink.messages[0]!);
   t.match(invite, `To: ${email}`);
   t.match(invite, 'From: Ops <ops@example.test>');
-  t.match(invite, /http:\/\/127\.0\.0\.1:3000\/account\/reset\/confirm\?token=[\w-]{43}/);
+  t.match(invite, new RegExp(`${SITE}/account/reset/confirm\\?token=[\\w-]{43}`));
 
-  const mailing = await buildTestApp(t, { SMTP_URL: sink.url }, { db });
+  const mailing = await buildTestApp(t, { SMTP_URL: sink.url, SITE_URL }, { db });
   const asked = await new Agent(mailing, '10.7.0.1').post('/account/reset', { email }, { from: '/account/reset' });
   t.equal(asked.statusCode, 200);
   t.notMatch(textOf(asked.body), /server's log/, 'the page does not send people to the log');
@@ -155,7 +166,7 @@ t.test('with SMTP_URL the invitation and the site’s links go by mail, and no l
   t.equal(sink.messages.length, 2, 'the reset link went to the SMTP server');
   const reset = bodyOf(sink.messages[1]!);
   t.match(reset, 'Subject: Choose a new password');
-  const link = /http:\/\/127\.0\.0\.1:3000\/account\/reset\/confirm\?token=([\w-]{43})/.exec(reset)!;
+  const link = new RegExp(`${SITE}/account/reset/confirm\\?token=([\\w-]{43})`).exec(reset)!;
   t.notOk(mailing.logs.join('\n').includes(link[1]!), 'and its token is nowhere in the log');
   t.notOk(
     mailing.logs.some((l) => l.includes('"mail":')),
