@@ -86,7 +86,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     meterUrl: config.METER_DATABASE_URL,
     replicaUrls: replicaUrls(config.DATABASE_REPLICA_URLS),
     replicaMaxLagMs: config.REPLICA_MAX_LAG_MS,
-    heavyRequests: config.HEAVY_REQUESTS,
+    heavyConnections: config.HEAVY_CONNECTIONS,
   });
   await app.register(redis, { ...redisConnection(config), keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(health, { redisRequired: config.REDIS_REQUIRED });

@@ -27,10 +27,10 @@ const ConfigSchema = Type.Object({
    */
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: availableParallelism() + 1 }),
   /**
-   * Heavy requests (large pages, facets, CSV and GeoJSON of a list: src/db/heavy.ts) an API process runs at once; the
-   * others wait. Default: (DATABASE_POOL_SIZE - 1) / 2, at least 1, so light requests always find a connection.
+   * Connections of the pool heavy requests (large pages, facets, CSV and GeoJSON of a list: src/db/heavy.ts) may hold
+   * at once; the others wait. Default: DATABASE_POOL_SIZE - 1, at least 1, so light requests always find one.
    */
-  HEAVY_REQUESTS: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  HEAVY_CONNECTIONS: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
   /**
    * Connections an API process holds at once, and from one client address (0: no per-address cap; behind a proxy
    * every connection comes from the proxy's address). Past either, a new connection is closed at once (src/server.ts).

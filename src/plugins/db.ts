@@ -2,12 +2,12 @@
 // `app.primarySql`, the same role on the primary, for the reads that must see every committed write; and
 // `app.meterSql`, one connection as api_meter, the only one that may record usage; closed when the app closes.
 // With DATABASE_REPLICA_URLS, `app.sql` is the router of src/db/replicas.ts; without, it is the primary's pool itself
-// and `app.primarySql` is the same pool. Heavy requests (src/db/heavy.ts) run a few at a time, so they never hold the
-// whole pool.
+// and `app.primarySql` is the same pool. Heavy requests (src/db/heavy.ts) hold at most HEAVY_CONNECTIONS of it at
+// once, so they never hold all of it.
 import fp from 'fastify-plugin';
 import postgres from 'postgres';
 import { ReadRouter, type ReplicaStatus } from '../db/replicas.ts';
-import { HeavyGate, heavySlots, isHeavy } from '../db/heavy.ts';
+import { HeavyGate, heavyConnections, heavyShare } from '../db/heavy.ts';
 
 export type Sql = postgres.Sql;
 
@@ -63,8 +63,8 @@ export interface DbOptions {
   /** Read replicas of `url`'s database (DATABASE_REPLICA_URLS, already split). */
   replicaUrls?: string[];
   replicaMaxLagMs?: number;
-  /** Heavy requests run at once (HEAVY_REQUESTS); default: heavySlots(poolSize). */
-  heavyRequests?: number;
+  /** Connections heavy requests may hold at once (HEAVY_CONNECTIONS); default: heavyShare(poolSize). */
+  heavyConnections?: number;
 }
 
 export default fp<DbOptions>(
@@ -73,10 +73,11 @@ export default fp<DbOptions>(
     const meterSql = createSql(opts.meterUrl, 1);
     app.decorate('meterSql', meterSql);
     // before the handler and after admission (an onRequest hook): a request refused costs no place
-    const heavy = new HeavyGate(opts.heavyRequests ?? heavySlots(opts.poolSize));
+    const heavy = new HeavyGate(opts.heavyConnections ?? heavyShare(opts.poolSize));
     app.decorate('heavyGate', heavy);
     app.addHook('preHandler', (request, reply, done) => {
-      if (isHeavy(request)) heavy.enter(reply.raw, done);
+      const n = heavyConnections(request);
+      if (n > 0) heavy.enter(reply.raw, n, done);
       else done();
     });
     const replicaUrls = opts.replicaUrls ?? [];

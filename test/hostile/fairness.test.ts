@@ -14,7 +14,7 @@ import { buildTestApp } from '../helpers/app.ts';
 import { spawn } from 'node:child_process';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
 
-const ctx = await buildTestApp(t, { HEAVY_REQUESTS: '1' });
+const ctx = await buildTestApp(t); // a pool of 4: heavy requests hold 3 connections at most
 const { app, db } = ctx;
 await app.listen({ host: '127.0.0.1', port: 0 });
 const port = (app.server.address() as AddressInfo).port;
@@ -76,7 +76,7 @@ t.test('finding 3: a burst of heavy reads from one key does not starve another c
   let peak = 0;
   let peakAdmitted = 0;
   const watch = setInterval(() => {
-    peak = Math.max(peak, app.heavyGate.running);
+    peak = Math.max(peak, app.heavyGate.held);
     peakAdmitted = Math.max(peakAdmitted, app.heavyGate.running + app.heavyGate.queued);
   }, 1);
   t.teardown(() => clearInterval(watch));
@@ -105,7 +105,7 @@ t.test('finding 3: a burst of heavy reads from one key does not starve another c
   t.equal(ok + refused.length, 150, 'every request answered 200 or 429');
   t.ok(refused.length > 0, `requests over the key's in-flight cap refused (${refused.length} of 150)`);
   t.ok(peakAdmitted <= 15, `at most 15 (Growth's cap) admitted at once (${peakAdmitted})`);
-  t.equal(peak, 1, 'one heavy request ran at a time (HEAVY_REQUESTS)');
+  t.ok(peak > 0 && peak <= 3, `heavy requests held at most 3 of the 4 connections (${peak})`);
   const first = refused[0]!;
   t.equal(JSON.parse(first.body).error.code, 'rate_limited', 'in the error envelope');
   t.match(JSON.parse(first.body).error.message, /requests in flight: your plan allows 15 at a time/);
@@ -219,10 +219,16 @@ t.test('finding 4: idle connections from one address cannot keep others out', as
   t.ok(held <= 50 + SLACK, `at most 50 connections from 127.0.0.1 kept (${held} descriptors more)`);
   t.equal((await healthz('127.0.0.2')).status, 200, 'another address is served meanwhile');
 
-  // from many addresses: at most MAX_CONNECTIONS in all, and a connection freed is served again
-  for (let i = 3; i <= 9; i++) sockets.push(...(await idle(50, `127.0.0.${i}`, api.port)));
+  // from many addresses, 50 each, each wave taken by the server before the next: at most MAX_CONNECTIONS in all
+  for (let i = 3; i <= 9; i++) {
+    sockets.push(...(await idle(50, `127.0.0.${i}`, api.port)));
+    const expected = Math.min(300, 50 * (i - 1)) - SLACK;
+    for (let tries = 0; tries < 100 && descriptors() - base < expected; tries++) await sleep(100);
+  }
   const total = await settled(300 + SLACK);
+  t.ok(total >= 300 - SLACK, `the cap was reached (${total} descriptors more)`);
   t.ok(total <= 300 + SLACK, `at most 300 connections in all (${total} descriptors more)`);
+  // and a connection freed is served again
   for (const s of sockets) s.destroy();
   let served = 0;
   for (let tries = 0; tries < 50 && served === 0; tries++) {

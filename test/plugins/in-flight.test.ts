@@ -10,7 +10,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp } from '../helpers/app.ts';
 import { inFlightCap } from '../../src/metering/in-flight.ts';
-import { HeavyGate, heavySlots, isHeavy } from '../../src/db/heavy.ts';
+import { HeavyGate, heavyConnections, heavyShare } from '../../src/db/heavy.ts';
 
 /** Requests to /held/v1/wait wait until `open()`; /held/v1/fail throws; both are metered REST routes. */
 let open = () => {};
@@ -124,7 +124,7 @@ t.test('a heavy request over the cap is refused before its handler runs', async 
   await Promise.all(waiting);
 });
 
-t.test('isHeavy: large pages, facets, CSV and GeoJSON of a list', async (t) => {
+t.test('heavyConnections: large pages, CSV and GeoJSON of a list hold one, facets two', async (t) => {
   const requestOf = (
     query: Record<string, unknown>,
     opts: { list?: boolean; formats?: string[]; accept?: string } = {},
@@ -137,30 +137,41 @@ t.test('isHeavy: large pages, facets, CSV and GeoJSON of a list', async (t) => {
         config: { formats: opts.formats },
       },
     }) as unknown as FastifyRequest;
-  t.equal(isHeavy(requestOf({ limit: '100' })), false, 'a page of 100');
-  t.equal(isHeavy(requestOf({ limit: '101' })), true, 'a page of 101');
-  t.equal(isHeavy(requestOf({ limit: 500 })), true, 'validated (a number)');
-  t.equal(isHeavy(requestOf({ facets: 'county' })), true, 'facets');
-  t.equal(isHeavy(requestOf({ format: 'csv' }, { formats: ['csv', 'geojson'] })), true, 'CSV');
-  t.equal(isHeavy(requestOf({}, { formats: ['geojson'], accept: 'application/geo+json' })), true, 'GeoJSON by Accept');
-  t.equal(isHeavy(requestOf({}, { formats: ['geojson'] })), false, 'JSON of a list');
-  t.equal(isHeavy(requestOf({ limit: '500' }, { list: false })), false, 'not a list (no limit parameter)');
+  const of = (query: Record<string, unknown>, opts = {}) => heavyConnections(requestOf(query, opts));
+  t.equal(of({ limit: '100' }), 0, 'a page of 100: light');
+  t.equal(of({ limit: '101' }), 1, 'a page of 101');
+  t.equal(of({ limit: 500 }), 1, 'validated (a number)');
+  t.equal(of({ facets: 'county' }), 2, 'facets: the page and the facets side by side');
+  t.equal(of({ format: 'csv' }, { formats: ['csv', 'geojson'] }), 1, 'CSV');
+  t.equal(of({}, { formats: ['geojson'], accept: 'application/geo+json' }), 1, 'GeoJSON by Accept');
+  t.equal(of({}, { formats: ['geojson'] }), 0, 'JSON of a list');
+  t.equal(of({ limit: '500' }, { list: false }), 0, 'not a list (no limit parameter)');
 });
 
-t.test('HeavyGate: at most `size` at once, in arrival order; one abandoned while waiting never starts', async (t) => {
-  t.same([1, 2, 3, 4, 9].map(heavySlots), [1, 1, 1, 1, 4], 'at least one connection left for light requests');
-  const gate = new HeavyGate(2);
-  const res = () => Object.assign(new EventEmitter(), { closed: false }) as unknown as ServerResponse;
-  const started: number[] = [];
-  const r = [res(), res(), res(), res()];
-  r.forEach((x, i) => gate.enter(x, () => started.push(i)));
-  t.same(started, [0, 1], 'two start at once');
-  t.equal(gate.queued, 2);
-  r[2]!.emit('close'); // gone while waiting
-  r[0]!.emit('close');
-  t.same(started, [0, 1, 3], 'the next live one starts when a place frees');
-  r[1]!.emit('close');
-  r[3]!.emit('close');
-  t.equal(gate.running, 0);
-  t.equal(gate.queued, 0);
-});
+t.test(
+  'HeavyGate: at most `size` connections held, in arrival order; one abandoned while waiting never starts',
+  async (t) => {
+    t.same([1, 2, 3, 4, 9].map(heavyShare), [1, 1, 2, 3, 8], 'one connection left for light requests');
+    const gate = new HeavyGate(3);
+    const res = () => Object.assign(new EventEmitter(), { closed: false }) as unknown as ServerResponse;
+    const started: number[] = [];
+    const r = [res(), res(), res(), res(), res()];
+    const needs = [2, 1, 2, 1, 5];
+    r.forEach((x, i) => gate.enter(x, needs[i]!, () => started.push(i)));
+    t.same(started, [0, 1], 'two start (3 connections held); the next needs 2');
+    t.equal(gate.held, 3);
+    t.equal(gate.queued, 3, 'the one needing 1 waits behind it: arrival order');
+    r[2]!.emit('close'); // gone while waiting
+    t.same(started, [0, 1], 'still full');
+    r[0]!.emit('close');
+    t.same(started, [0, 1, 3], 'a freed place goes to the next live one');
+    r[1]!.emit('close');
+    r[3]!.emit('close');
+    t.same(started, [0, 1, 3, 4], 'one needing more than the gate has takes all of it');
+    t.equal(gate.held, 3);
+    r[4]!.emit('close');
+    t.equal(gate.held, 0);
+    t.equal(gate.running, 0);
+    t.equal(gate.queued, 0);
+  },
+);
