@@ -60,6 +60,7 @@ export function cleanupWhenDone(t: Teardown, command: string, args: string[], op
   watcher.unref();
   (watcher.stdin as unknown as { unref: () => void }).unref();
   t.teardown(async () => {
+    watcher.ref(); // until the command has run
     watcher.stdin!.end();
     if (watcher.exitCode === null && watcher.signalCode === null) await exited;
   });

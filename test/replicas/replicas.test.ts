@@ -9,6 +9,7 @@ import postgres from 'postgres';
 import { ownerDatabaseUrl, withDatabase, withRole } from '../../src/db-url.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
+import { cleanupWhenDone } from '../helpers/processes.ts';
 import type { App } from '../../src/app.ts';
 
 const run = promisify(execFile);
@@ -18,13 +19,19 @@ const PRIMARY_PORT = Number(primaryUrl.port || 5432);
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** scripts/replica.sh on the test server's cluster; a recovery conflict is resolved after 0.5 s rather than 5. */
+const replicaEnv = {
+  ...process.env,
+  DATABASE_URL: '',
+  PGPORT: String(PRIMARY_PORT),
+  PG_REPLICA_MAX_STANDBY_DELAY: '500ms',
+};
 const replica = (command: string) =>
   run('bash', [`${ROOT}scripts/replica.sh`, command, '--port', String(REPLICA_PORT)], {
-    env: { ...process.env, DATABASE_URL: '', PGPORT: String(PRIMARY_PORT), PG_REPLICA_MAX_STANDBY_DELAY: '500ms' },
+    env: replicaEnv,
     timeout: 300_000,
   });
 
-const until = async (what: string, check: () => Promise<boolean> | boolean, ms = 30_000) => {
+const until = async (what: string, check: () => Promise<boolean> | boolean, ms = 120_000) => {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -44,8 +51,11 @@ const served = (app: App, server: string) => metric(app, 'florida_db_queries_tot
 
 // the copy takes a while where the cluster holds a benchmark's state besides the test databases
 t.setTimeout(300_000);
-await replica('clean'); // a replica left by an interrupted run
-t.teardown(() => replica('clean'));
+await replica('clean'); // a replica left by a run that died before its cleanup could run
+// the replica is a daemon, not a child of this process: cleaned when the file ends, however it ends
+cleanupWhenDone(t, 'bash', [`${ROOT}scripts/replica.sh`, 'clean', '--port', String(REPLICA_PORT)], {
+  env: replicaEnv,
+});
 const db = await createTestDatabase();
 t.teardown(() => db.drop());
 await replica('start');

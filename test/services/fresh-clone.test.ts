@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { ownerDatabaseUrl, withDatabase } from '../../src/db-url.ts';
+import { cleanupWhenDone } from '../helpers/processes.ts';
 
 const run = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -46,10 +47,13 @@ async function services(action: string, extra: NodeJS.ProcessEnv = {}) {
   }
 }
 
-t.teardown(async () => {
-  await services('clean');
-  rmSync(folder, { recursive: true, force: true });
+// the clone's Postgres and Redis are daemons, not children of this process: stopped and removed when the file ends,
+// however it ends
+cleanupWhenDone(t, 'sh', ['-c', 'cd "$0/florida" 2>/dev/null && bash scripts/services.sh clean; rm -rf "$0"', folder], {
+  env,
 });
+// a start or a copy of the cluster on a loaded machine can take a minute
+t.setTimeout(600_000);
 
 await run('git', ['clone', '--quiet', ROOT, clone]);
 // the services scripts as they are in this working tree, so that what is tested is what would be committed
@@ -116,6 +120,7 @@ t.test('PG_DIR names a parent: the folder itself is left as it is, and clean rem
   writeFileSync(join(shared, 'keep-me'), 'not ours');
   t.teardown(() => rmSync(shared, { recursive: true, force: true }));
   const extra = { PG_DIR: shared, PGPORT: String(await freePort()), REDIS_PORT: String(await freePort()) };
+  cleanupWhenDone(t, 'bash', ['scripts/services.sh', 'clean'], { cwd: clone, env: { ...env, ...extra } });
   const started = await services('start', extra);
   t.equal(started.code, 0, started.stderr);
   t.match(started.stdout, `cluster in ${shared}/florida-`);
