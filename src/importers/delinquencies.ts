@@ -123,9 +123,16 @@ function sourcePairs(ctx: RowContext | null, options: ImportOptions, countyId: n
 
 export const delinquencyKind: Kind = {
   kind: 'delinquencies',
+  label: 'a delinquency list',
   stage: 'ingest.delinquency_stage',
   stageColumns: STAGE_COLUMNS,
-  layout: { columns: STANDARD_COLUMNS, aliases: ALIASES, required: ['parcel_id'] },
+  layout: {
+    columns: STANDARD_COLUMNS,
+    aliases: ALIASES,
+    required: ['parcel_id', ['delinquent_amount', 'total_due']],
+  },
+  countyColumn: 'county',
+  replaces: { count: 'deleted', verb: 'delete', noun: 'delinquency records' },
   check: (ctx) => {
     if (ctx.header.index.county! < 0 && !ctx.county) {
       throw new ImportError(`${ctx.options.file}: no county column; pass --county`);

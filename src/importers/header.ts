@@ -2,13 +2,13 @@
 // plus per-column aliases for the spellings that drift between years (SAL_CHG_CD / SAL_CHNG_CD, STATE_PAR_ID /
 // STATE_PARCEL_ID ...). A file without a header is read positionally when its first record has the documented
 // column count and a numeric first field (legacy SDF files).
-import { ImportError } from './errors.ts';
 
 export interface Layout {
   /** Canonical column names the mapper asks for. */
   columns: readonly string[];
   aliases?: Readonly<Record<string, readonly string[]>>;
-  required: readonly string[];
+  /** Columns a file of this kind must have; a list inside is "one of these". */
+  required: readonly (string | readonly string[])[];
   /** The documented physical column order, for header-less files. */
   positional?: readonly string[];
 }
@@ -24,7 +24,15 @@ export interface ResolvedHeader {
   headerless: boolean;
 }
 
-export function resolveHeader(fields: string[], layout: Layout, file: string): ResolvedHeader {
+/** The header lacks required columns: `missing` names them ("AV_NSD or AV_SD" for a choice). */
+export class MissingColumnsError extends Error {
+  constructor(readonly missing: string[]) {
+    super(`missing ${missing.join(', ')}`);
+  }
+}
+
+/** canonical name -> field index (-1 when absent) of the layout's columns in a header row. */
+function indexOf(fields: readonly string[], layout: Layout): Record<string, number> {
   const keys = new Map<string, number>();
   fields.forEach((f, i) => {
     const k = headerKey(f);
@@ -37,19 +45,34 @@ export function resolveHeader(fields: string[], layout: Layout, file: string): R
     }
     return -1;
   };
-  const index: Record<string, number> = {};
-  for (const c of layout.columns) index[c] = find(c);
-  const missingRequired = layout.required.filter((c) => index[c]! < 0);
-  if (missingRequired.length) {
-    const pos = layout.positional;
-    if (pos && fields.length === pos.length && /^\d+$/.test(fields[0]!.trim())) {
-      const byPos: Record<string, number> = {};
-      for (const c of layout.columns) byPos[c] = pos.indexOf(c);
-      return { index: byPos, width: pos.length, missing: [], headerless: true };
+  return Object.fromEntries(layout.columns.map((c) => [c, find(c)]));
+}
+
+/** The layout's required columns (or choices of columns) that a header lacks. */
+function missingRequired(index: Record<string, number>, layout: Layout): string[] {
+  return layout.required
+    .map((r) => (typeof r === 'string' ? [r] : r))
+    .filter((choice) => choice.every((c) => index[c]! < 0))
+    .map((choice) => choice.join(' or '));
+}
+
+/** A header-less record of the layout's documented width with a numeric first field. */
+const positionalRecord = (fields: readonly string[], layout: Layout) =>
+  !!layout.positional && fields.length === layout.positional.length && /^\d+$/.test(fields[0]!.trim());
+
+/** Whether a first record could be read as a file of this layout (by its header, or positionally). */
+export const fitsLayout = (fields: readonly string[], layout: Layout) =>
+  positionalRecord(fields, layout) || missingRequired(indexOf(fields, layout), layout).length === 0;
+
+export function resolveHeader(fields: string[], layout: Layout): ResolvedHeader {
+  const index = indexOf(fields, layout);
+  const missing = missingRequired(index, layout);
+  if (missing.length) {
+    if (positionalRecord(fields, layout)) {
+      const byPos = Object.fromEntries(layout.columns.map((c) => [c, layout.positional!.indexOf(c)]));
+      return { index: byPos, width: layout.positional!.length, missing: [], headerless: true };
     }
-    throw new ImportError(
-      `${file}: header lacks required column(s) ${missingRequired.join(', ')} (found: ${fields.slice(0, 12).join(', ')}${fields.length > 12 ? ', …' : ''})`,
-    );
+    throw new MissingColumnsError(missing);
   }
   return { index, width: fields.length, missing: layout.columns.filter((c) => index[c]! < 0), headerless: false };
 }

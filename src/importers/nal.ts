@@ -349,9 +349,16 @@ function mapRow(get: Getter, ctx: RowContext) {
 
 export const nalKind: Kind = {
   kind: 'nal',
+  label: 'a NAL roll file',
   stage: 'ingest.nal_stage',
   stageColumns: NAL_STAGE_COLUMNS,
-  layout: { columns: USED, aliases: ALIASES, required: ['CO_NO', 'PARCEL_ID'], positional: NAL_COLUMNS },
+  layout: {
+    columns: USED,
+    aliases: ALIASES,
+    required: ['CO_NO', 'PARCEL_ID', 'OWN_NAME', 'JV', ['AV_NSD', 'AV_SD'], ['TV_NSD', 'TV_SD']],
+    positional: NAL_COLUMNS,
+  },
+  replaces: { count: 'deleted', verb: 'delete', noun: 'parcels' },
   check: (ctx) => {
     if (ctx.county) throw new ImportError('--county is not used by nal: rows are routed by their CO_NO');
   },

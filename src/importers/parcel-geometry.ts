@@ -2,6 +2,7 @@
 // GeoJSON, GeoJSONSeq), reprojects from the file's own CRS (.prj) to EPSG:4326 and streams CSV with WKT, which
 // runs through the same pipeline as the roll files. Polygons join on PARCELNO = PARCEL_ID within the county.
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ImportError } from './errors.ts';
@@ -34,8 +35,32 @@ async function datasource(path: string): Promise<string> {
   return abs;
 }
 
+/**
+ * How far a process has read into a file: the offset of its descriptor on it (/proc/<pid>/fdinfo), looked up at most
+ * every 200 ms; the whole size once the process has exited.
+ */
+function readPosition(pid: number, path: string, size: number, exited: () => boolean): () => number {
+  let fd: string | null = null;
+  let pos = 0;
+  let at = 0;
+  return () => {
+    if (exited()) return size;
+    const now = Date.now();
+    if (now - at < 200) return pos;
+    at = now;
+    try {
+      fd ??= readdirSync(`/proc/${pid}/fd`).find((f) => readlinkSync(`/proc/${pid}/fd/${f}`) === path) ?? null;
+      if (fd)
+        pos = Math.min(size, Number(/^pos:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'))?.[1]));
+    } catch {
+      fd = null; // closed or not yet open: look again next time
+    }
+    return pos;
+  };
+}
+
 async function openGeometry(options: ImportOptions): Promise<OpenedInput> {
-  await checkFile(options.file);
+  const size = await checkFile(options.file);
   const src = await datasource(options.file);
   const args = ['-f', 'CSV', '/vsistdout/', src, '-t_srs', 'EPSG:4326', '-lco', 'GEOMETRY=AS_WKT'];
   if (options.sourceSrs) args.push('-s_srs', options.sourceSrs);
@@ -46,7 +71,9 @@ async function openGeometry(options: ImportOptions): Promise<OpenedInput> {
     throw new ImportError(`ogr2ogr: ${(err as Error).message}`);
   }
   let stderr = '';
+  let ended = false;
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  child.on('close', () => (ended = true));
   const exited = new Promise<void>((ok, fail) => {
     child.on('error', (err: NodeJS.ErrnoException) =>
       fail(
@@ -62,15 +89,13 @@ async function openGeometry(options: ImportOptions): Promise<OpenedInput> {
     });
   });
   exited.catch(() => {});
-  let read = 0;
   const out = new PassThrough({ highWaterMark: 1 << 20 });
-  child.stdout.on('data', (b: Buffer) => (read += b.length));
   child.stdout.pipe(out);
-  // ogr2ogr's output size is unknown up front: progress shows rows and rate, no ETA.
+  // Progress is how far ogr2ogr has read into the file (its output's size is unknown up front).
   return {
     stream: out,
-    totalBytes: 0,
-    bytesRead: () => read,
+    totalBytes: size,
+    bytesRead: readPosition(child.pid!, realpathSync(options.file), size, () => ended),
     label: src,
     done: () => exited,
     close: () => child.kill(),
@@ -98,9 +123,12 @@ function mapRow(get: Getter, ctx: RowContext) {
 
 export const geometryKind: Kind = {
   kind: 'parcel-geometry',
+  label: 'a parcel geometry file',
   stage: 'ingest.geometry_stage',
   stageColumns: ['county_id', 'parcel_id', 'wkt'],
   layout: { columns: ['WKT', 'PARCELNO', 'CO_NO'], aliases: ALIASES, required: ['WKT', 'PARCELNO'] },
+  countyColumn: 'CO_NO',
+  replaces: { count: 'cleared', verb: 'clear the polygons of', noun: 'parcels' },
   open: openGeometry,
   check: (ctx) => {
     if (ctx.header.index.CO_NO! < 0 && !ctx.county) {

@@ -22,16 +22,24 @@ export class Progress {
   }
 
   tick(rows: number, bytes: number) {
-    if (this.mode === 'quiet') return;
     const now = Date.now();
-    if (now - this.last < (this.mode === 'tty' ? TTY_INTERVAL_MS : PLAIN_INTERVAL_MS)) return;
+    if (now - this.last >= (this.mode === 'tty' ? TTY_INTERVAL_MS : PLAIN_INTERVAL_MS)) this.show(rows, bytes, now);
+  }
+
+  /** The reading's last line (at 100% when the total was known), and its rate in rows per second. */
+  finish(rows: number, bytes: number): number {
+    const rate = this.show(rows, bytes, Date.now());
+    this.end();
+    return rate;
+  }
+
+  /** Shows the counts at `now` (unless quiet) and returns the rate shown. */
+  private show(rows: number, bytes: number, now: number): number {
     this.last = now;
     const secs = (now - this.started) / 1000;
-    const counts = {
-      label: this.label,
-      rows: rows.toLocaleString('en-US'),
-      rate: Math.round(secs > 0 ? rows / secs : 0).toLocaleString('en-US'),
-    };
+    const rate = Math.round(secs > 0 ? rows / secs : 0);
+    if (this.mode === 'quiet') return rate;
+    const counts = { label: this.label, rows: rows.toLocaleString('en-US'), rate: rate.toLocaleString('en-US') };
     if (this.mode === 'tty') {
       if (!this.bar) {
         this.bar = new SingleBar({
@@ -44,7 +52,7 @@ export class Progress {
         this.bar.start(this.totalBytes ?? 0, 0, counts);
       }
       this.bar.update(bytes, counts);
-      return;
+      return rate;
     }
     let share = '';
     if (this.totalBytes && bytes > 0) {
@@ -52,6 +60,7 @@ export class Progress {
       share = `${(f * 100).toFixed(0).padStart(3)}% ETA ${clock(f > 0 ? secs / f - secs : 0)}`;
     }
     process.stderr.write(`${this.label} ${counts.rows} rows  ${counts.rate} rows/s  ${share}\n`);
+    return rate;
   }
 
   /** A phase message (e.g. merging) on its own line. */

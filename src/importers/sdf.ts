@@ -91,6 +91,7 @@ function mapRow(get: Getter, ctx: RowContext) {
 
 export const sdfKind: Kind = {
   kind: 'sdf',
+  label: 'an SDF sales file',
   stage: 'ingest.sdf_stage',
   stageColumns: STAGE_COLUMNS,
   layout: {

@@ -110,7 +110,7 @@ t.test('collector layout with --county/--tax-year/--vendor', async (t) => {
       vendor: 'TaxCertSale',
     }),
   );
-  t.same(s.counties, [{ county: 'liberty', rows: 120, inserted: 120, updated: 0, deleted: 0 }]);
+  t.same(s.counties, [{ county: 'liberty', rows: 120, inserted: 120, updated: 0, deleted: 0, guard: 'first load' }]);
   t.same(
     readRejects(rejectsPath('col')).map((r) => [r.line, r.reason]),
     [[122, "certificate_sale_date: not a calendar date: '13/45/2026'"]],

@@ -29,7 +29,9 @@ t.test('Liberty NAL: replace, rejects, mapping', async (t) => {
   t.equal(s.duplicates, 2);
   t.equal(s.rowsLoaded, 310);
   t.equal(s.fallbackDecodedLines, 1, 'the Windows-1252 line was decoded by the fallback');
-  t.same(s.counties, [{ county: 'liberty', rows: 312, inserted: 260, updated: 50, deleted: 12, parcel_count: 310 }]);
+  t.same(s.counties, [
+    { county: 'liberty', rows: 312, inserted: 260, updated: 50, deleted: 12, parcel_count: 310, guard: 'first load' },
+  ]);
 
   const rejects = readRejects(rejectsPath('liberty'));
   t.same(
@@ -140,13 +142,17 @@ t.test('Liberty NAL: replace, rejects, mapping', async (t) => {
 t.test('re-running the same file changes nothing', async (t) => {
   const stamp = await sql`SELECT id::text, updated_at FROM core.parcels WHERE county_id = ${LIBERTY} ORDER BY id`;
   const s = await importNal(opts('nal/NAL49F202501.csv', 'liberty2'));
-  t.same(s.counties, [{ county: 'liberty', rows: 312, inserted: 0, updated: 0, deleted: 0, parcel_count: 310 }]);
+  t.same(s.counties, [
+    { county: 'liberty', rows: 312, inserted: 0, updated: 0, deleted: 0, parcel_count: 310, guard: 'ok' },
+  ]);
   t.same(await sql`SELECT id::text, updated_at FROM core.parcels WHERE county_id = ${LIBERTY} ORDER BY id`, stamp);
 });
 
 t.test('zipped NAL named after Hernando holds Alachua rows: routed by CO_NO, first load', async (t) => {
   const s = await importNal(opts('nal/Hernando 27 Final NAL 2025.zip', 'alachua'));
-  t.same(s.counties, [{ county: 'alachua', rows: 200, inserted: 200, updated: 0, deleted: 0, parcel_count: 200 }]);
+  t.same(s.counties, [
+    { county: 'alachua', rows: 200, inserted: 200, updated: 0, deleted: 0, parcel_count: 200, guard: 'first load' },
+  ]);
   const [n] = await sql`SELECT count(*)::int AS n FROM core.parcels WHERE county_id = 23`;
   t.equal(n!.n, 0, 'nothing went to Hernando');
   const [p] =
@@ -221,8 +227,9 @@ t.test('CLI: one-line errors, non-zero exit', async (t) => {
   t.equal(r.status, 1);
   t.match(r.stderr, /^import: 3 of 315 rows invalid \(0\.95%\), over --max-reject-rate 0\.001; nothing was loaded/);
   const [h] = await sql`SELECT status, message FROM core.load_history ORDER BY id DESC LIMIT 1`;
-  t.equal(h!.status, 'failed');
+  t.equal(h!.status, 'refused', 'a refusal is recorded as such');
   r = cli('nal', fixture('nal/NAL49F202501.csv'), '--rejects', rejectsPath('cli'), '--quiet');
   t.equal(r.status, 0);
   t.match(r.stdout, /^nal .*NAL49F202501\.csv: succeeded in .*\n {2}rows read 315, loaded 310, rejected 5/);
+  t.match(r.stdout, /\n {2}1 line was not UTF-8 and read as Windows-1252\n/, 'one line, in the singular');
 });

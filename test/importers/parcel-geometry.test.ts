@@ -23,7 +23,7 @@ await importNal(opts('nal/Hernando 27 Final NAL 2025.zip', 'nal2'));
 t.test('Liberty shapefile', async (t) => {
   const s = await importParcelGeometry(opts('geometry/Liberty 49 PIN 2025.zip', 'liberty'));
   t.equal(s.rowsRead, 312);
-  t.same(s.counties, [{ county: 'liberty', rows: 311, updated: 309, cleared: 1 }]);
+  t.same(s.counties, [{ county: 'liberty', rows: 311, updated: 309, cleared: 1, guard: 'first load' }]);
   t.same(
     readRejects(rejectsPath('liberty')).map((r) => [r.line, r.reason]),
     [
@@ -57,7 +57,7 @@ t.test('Liberty shapefile', async (t) => {
 t.test('re-run changes nothing', async (t) => {
   const stamp = await sql`SELECT id::text, updated_at FROM core.parcels WHERE county_id = 39 ORDER BY id`;
   const s = await importParcelGeometry(opts('geometry/Liberty 49 PIN 2025.zip', 'liberty2'));
-  t.same(s.counties, [{ county: 'liberty', rows: 311, updated: 0, cleared: 0 }]);
+  t.same(s.counties, [{ county: 'liberty', rows: 311, updated: 0, cleared: 0, guard: 'ok' }]);
   t.same(await sql`SELECT id::text, updated_at FROM core.parcels WHERE county_id = 39 ORDER BY id`, stamp);
 });
 
@@ -67,18 +67,25 @@ t.test('GeoJSON and GeoJSONSeq need --county without a CO_NO attribute', async (
     /no CO_NO attribute; pass --county/,
   );
   const s = await importParcelGeometry(opts('geometry/alachua-parcels.geojson', 'a1', { county: 'alachua' }));
-  t.same(s.counties, [{ county: 'alachua', rows: 200, updated: 200, cleared: 0 }]);
-  const seq = await importParcelGeometry(opts('geometry/alachua-parcels.geojsonl', 'a2', { county: 'alachua' }));
+  t.same(s.counties, [{ county: 'alachua', rows: 200, updated: 200, cleared: 0, guard: 'first load' }]);
+  t.same(s.missingColumns, [], 'CO_NO is not missing when --county stands in for it');
+  const seq = opts('geometry/alachua-parcels.geojsonl', 'a2', { county: 'alachua' });
+  await t.rejects(importParcelGeometry(seq), {
+    message:
+      'would clear the polygons of 180 of 200 parcels in alachua (90%), over --max-delete-rate 0.05; nothing was ' +
+      'changed; pass --max-delete-rate 0.9 if this is intended',
+  });
+  const all = await importParcelGeometry({ ...seq, maxDeleteRate: 0.9 });
   t.same(
-    seq.counties,
-    [{ county: 'alachua', rows: 20, updated: 0, cleared: 180 }],
-    'the 20-feature file is the whole map',
+    all.counties,
+    [{ county: 'alachua', rows: 20, updated: 0, cleared: 180, guard: 'ok' }],
+    'the 20-feature file is the whole map, once the operator says so',
   );
 });
 
 t.test('a broken file is a one-line error', async (t) => {
   await t.rejects(
     importParcelGeometry(opts('nal/NAL49F202501.csv', 'bad', { county: 'liberty' })),
-    /header lacks required column|ogr2ogr/,
+    /not a parcel geometry file: the header lacks WKT; this looks like a NAL roll file: use `import nal`/,
   );
 });
