@@ -2,8 +2,16 @@
 import Fastify, { type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { trustProxyOption, type Config } from './config.ts';
-import { badRequest, registerErrorHandling, sendError } from './errors.ts';
-import { answerClientError, checkRequestEdge, loggableUrl, MAX_HEAD_BYTES, parseJsonBody } from './http-edge.ts';
+import { registerErrorHandling } from './errors.ts';
+import {
+  answerClientError,
+  answerFrameworkError,
+  checkRequestEdge,
+  loggableUrl,
+  MAX_HEAD_BYTES,
+  MAX_PATH_SEGMENT,
+  parseJsonBody,
+} from './http-edge.ts';
 import { newRequestId } from './request-id.ts';
 import db from './plugins/db.ts';
 import { replicaUrls } from './db/replica-urls.ts';
@@ -54,9 +62,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     clientErrorHandler: answerClientError,
     bodyLimit: 1024 * 1024,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    // malformed percent-encoding in the path and similar router failures: 400 in the envelope
-    frameworkErrors: (error, _request, reply) => sendError(reply, badRequest(error.message)),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT },
+    // malformed percent-encoding in the path, a segment over MAX_PATH_SEGMENT: 400 in the envelope, URL check first
+    frameworkErrors: answerFrameworkError,
     ajv: {
       customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false },
       // ajv coerces "Infinity" to a number and then skips minimum/maximum: `finite: true` refuses it (the keyword

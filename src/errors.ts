@@ -47,8 +47,16 @@ const SQLSTATE_TO_HTTP: Record<string, { status: number; code: ErrorCode }> = {
   '53300': { status: 503, code: 'service_unavailable' }, // too_many_connections
 };
 
+/** Longest error message sent: one that repeats what a client sent is cut there. */
+export const MAX_MESSAGE_LENGTH = 500;
+
+/** `text` cut to at most `max` characters (an ellipsis marks the cut). */
+export function clip(text: string, max = MAX_MESSAGE_LENGTH): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 export function errorEnvelope(requestId: string, code: ErrorCode, message: string) {
-  return { error: { code, message, request_id: requestId } };
+  return { error: { code, message: clip(message), request_id: requestId } };
 }
 
 export function errorBody(request: FastifyRequest, code: ErrorCode, message: string) {

@@ -1,15 +1,18 @@
-// The edge of HTTP: answers for requests that never reach a route (Node's parser refused them, the head is too
-// large, the URL too long, the Host header missing, the query string's percent-encoding malformed), all in the error
-// envelope, and the URL as it may be logged. Every check here runs before any work that grows faster than the input.
+// The edge of HTTP: answers for requests that never reach a route (Node's parser or the router refused them, the head
+// is too large, the URL too long, the Host header missing, the query string's percent-encoding malformed), all in the
+// error envelope; the security headers every answer carries; the bounds on JSON bodies; and the URL as it may be
+// logged. Every check here runs before any work that grows faster than the input.
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import secureJson from 'secure-json-parse';
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { badRequest, errorEnvelope, routeNotFound, sendError } from './errors.ts';
 import { newRequestId } from './request-id.ts';
 
 /** Longest URL accepted; longer ones get a 400 in the envelope. */
 export const MAX_URL_LENGTH = 8192;
+/** Longest path segment the router matches as a parameter (its `maxParamLength`); longer ones get a 400. */
+export const MAX_PATH_SEGMENT = 200;
 /** Largest request line plus headers Node parses; beyond it Node's parser stops and `answerClientError` says 431. */
 export const MAX_HEAD_BYTES = 65536;
 /** How long a refused connection may take to read its 400 before it is closed regardless. */
@@ -28,28 +31,63 @@ export function loggableUrl(url: string): string {
 }
 
 /**
- * onRequest, first of all: a URL over MAX_URL_LENGTH, an HTTP/1.1 request without Host, or a query string whose
- * percent-encoding is malformed (the parser would otherwise take `%ZZ` literally) is a 400 before any other work.
+ * Sent with every answer: no MIME sniffing, no framing, and a policy under which an answer opened as a page runs and
+ * loads nothing. Set on the raw response, so that a page's own policy (the site's and the explorer's helmet, the docs
+ * page's) replaces them.
  */
+const SECURITY_HEADERS = [
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-Frame-Options', 'DENY'],
+  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+] as const;
+
+function setSecurityHeaders(reply: FastifyReply) {
+  for (const [name, value] of SECURITY_HEADERS) reply.raw.setHeader(name, value);
+}
+
+/**
+ * What is wrong with a request before anything else is looked at: a URL over MAX_URL_LENGTH, an HTTP/1.1 request
+ * without Host, or a query string whose percent-encoding is malformed (the parser would otherwise take `%ZZ`
+ * literally); null when nothing is.
+ */
+function edgeProblem(request: FastifyRequest): string | null {
+  const url = request.url;
+  if (url.length > MAX_URL_LENGTH) return `The URL is longer than ${MAX_URL_LENGTH} characters.`;
+  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return 'The Host header is required.';
+  const query = url.indexOf('?');
+  if (query >= 0 && BAD_PERCENT.test(url.slice(query))) {
+    return "The query string has a malformed percent-encoding: '%' must be followed by two hex digits.";
+  }
+  return null;
+}
+
+/** onRequest, first of all: the security headers, then edgeProblem's 400 before any other work. */
 export function checkRequestEdge(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
   reply.header('X-Request-Id', request.id);
-  const url = request.url;
-  let problem: string | null = null;
-  if (url.length > MAX_URL_LENGTH) problem = `The URL is longer than ${MAX_URL_LENGTH} characters.`;
-  else if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-    problem = 'The Host header is required.';
-  } else {
-    const query = url.indexOf('?');
-    if (query >= 0 && BAD_PERCENT.test(url.slice(query))) {
-      problem = "The query string has a malformed percent-encoding: '%' must be followed by two hex digits.";
-    }
-  }
+  setSecurityHeaders(reply);
+  const problem = edgeProblem(request);
   if (problem !== null) return sendError(reply, badRequest(problem)); // answered: the request goes no further
   // a body sent to a path no route serves is answered before it is read, so no key is needed to make us parse it
   const headers = request.headers;
   const hasBody = (headers['content-length'] ?? '0') !== '0' || headers['transfer-encoding'] !== undefined;
   if (request.is404 && hasBody) return sendError(reply, routeNotFound(request));
   done();
+}
+
+/** What the router's refusals (Fastify's error codes) are answered with; none repeats the path. */
+const ROUTER_REFUSALS: Record<string, string> = {
+  FST_ERR_BAD_URL: "The path has a malformed percent-encoding: '%' must start an escape of valid UTF-8, like %20.",
+  FST_ERR_MAX_PARAM_LENGTH: `A path segment is longer than ${MAX_PATH_SEGMENT} characters.`,
+};
+
+/**
+ * Fastify's `frameworkErrors`: the router refused the path before any hook ran. The edge checks come first here too,
+ * so an over-long URL gets the same answer wherever it fails.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  setSecurityHeaders(reply);
+  const problem = edgeProblem(request) ?? ROUTER_REFUSALS[error.code] ?? 'The request path is not valid.';
+  return sendError(reply, badRequest(problem));
 }
 
 /**
@@ -83,7 +121,9 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
   if (socket.writable) {
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\n` +
+        SECURITY_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join('') +
+        `Connection: close\r\n\r\n${body}`,
     );
   }
   setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();

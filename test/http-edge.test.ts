@@ -1,6 +1,8 @@
-// The bounds on JSON bodies, read from the text before it is parsed (src/http-edge.ts).
+// The bounds on JSON bodies, read from the text before it is parsed (src/http-edge.ts), and the cut of error messages
+// (src/errors.ts).
 import t from 'tap';
 import { MAX_JSON_DEPTH, MAX_JSON_ENTRIES, jsonShapeProblem } from '../src/http-edge.ts';
+import { MAX_MESSAGE_LENGTH, clip, errorEnvelope } from '../src/errors.ts';
 
 const TOO_MANY = /more than 1000 keys and array elements/;
 const array = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => i));
@@ -37,4 +39,12 @@ t.test('nesting is bounded too, in the same pass', async (t) => {
   t.equal(jsonShapeProblem(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`), null);
   t.match(jsonShapeProblem(`${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`), /deeper than 64/);
   t.match(jsonShapeProblem('['.repeat(200_000)), /deeper than 64/, 'stops at the first excess');
+});
+
+t.test('an error message is cut to a bounded length', async (t) => {
+  t.equal(clip('short'), 'short');
+  const long = clip('x'.repeat(100_000));
+  t.equal(long.length, MAX_MESSAGE_LENGTH);
+  t.ok(long.endsWith('…'), 'the cut is marked');
+  t.equal(errorEnvelope('req_x', 'not_found', 'y'.repeat(10_000)).error.message.length, MAX_MESSAGE_LENGTH);
 });

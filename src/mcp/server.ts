@@ -14,7 +14,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Value } from '@sinclair/typebox/value';
-import { ApiError, sendError, toApiError } from '../errors.ts';
+import { ApiError, clip, sendError, toApiError } from '../errors.ts';
 import { TOOLS, type Tool } from './tools.ts';
 
 export const MCP_PATH = '/api/mcp';
@@ -25,7 +25,8 @@ const INSTRUCTIONS =
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 
-const toolError = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+// a message may repeat what the client sent (a tool's name, an argument's key): it is cut like every error message
+const toolError = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: clip(text) }] });
 
 /** "Invalid argument 'limit': must be <= 500" for the first problem TypeBox finds. */
 function argumentProblem(tool: Tool, args: unknown): string | null {
@@ -63,7 +64,7 @@ function paramsProblem(message: { method?: unknown; params?: unknown }): string 
 
 function sendJsonRpcError(reply: FastifyReply, status: number, id: unknown, code: number, message: string) {
   const validId = typeof id === 'string' || typeof id === 'number' ? id : null;
-  return reply.code(status).send({ jsonrpc: '2.0', id: validId, error: { code, message } });
+  return reply.code(status).send({ jsonrpc: '2.0', id: validId, error: { code, message: clip(message) } });
 }
 
 /** Copies the headers metering set on the Fastify reply onto the raw response the transport writes. */

@@ -6,7 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { notFound } from '../errors.ts';
+import { routeNotFound } from '../errors.ts';
 
 export interface MetricsOptions {
   token?: string;
@@ -103,8 +103,8 @@ export default fp(
     if (opts.token) {
       const token = opts.token;
       app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-        // the same answer as an unknown path, so that the endpoint is not discoverable without the token
-        if (!bearerMatches(request.headers.authorization, token)) throw notFound(`Route GET ${request.url} not found.`);
+        // the very answer an unknown path gets, so that the endpoint is not discoverable without the token
+        if (!bearerMatches(request.headers.authorization, token)) throw routeNotFound(request);
         return reply.type(registry.contentType).send(await registry.metrics());
       });
     }
