@@ -8,6 +8,11 @@ import type { Browser, Page } from 'playwright-core';
 import { buildTestApp } from '../helpers/app.ts';
 import { launchBrowser, screenshot } from '../helpers/browser.ts';
 
+// a browser drawing maps in software: minutes on a loaded machine
+t.setTimeout(600_000);
+/** Playwright's wait for a page, a selector or a function (its default, 30 s, is short on a loaded machine). */
+const WAIT_MS = 120_000;
+
 const { app, db, key } = await buildTestApp(t);
 await db.sql`UPDATE accounts.clients SET custom_rpm = 1000000, custom_monthly_credits = 100000000`;
 const base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -18,6 +23,7 @@ t.teardown(() => browser.close());
 /** A page of the explorer that records the hosts it talked to and the errors it logged. */
 async function openExplorer(origin: string) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(WAIT_MS);
   const requested: string[] = [];
   const errors: string[] = [];
   page.on('request', (r) => requested.push(r.url()));
@@ -45,7 +51,7 @@ async function polygonsDrawn(page: Page): Promise<number> {
       return map.loaded() && !map.isMoving() && map.queryRenderedFeatures({ layers: ['parcel-fill'] }).length > 0;
     },
     undefined,
-    { timeout: 60_000, polling: 200 },
+    { timeout: WAIT_MS, polling: 200 },
   );
   return page.evaluate(
     () =>
