@@ -9,10 +9,11 @@ import { parseLsn } from '../../src/db/replicas.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
+import { freePorts } from '../helpers/processes.ts';
 
 const settings = (env: Record<string, string>) => () => loadConfig({ API_KEY_SECRET: TEST_KEY_SECRET, ...env });
-/** A loopback port nothing listens on (the test ports of issue 35's replicas are 55442-55443). */
-const CLOSED_PORT = 55449;
+/** A loopback port nothing listens on. */
+const [CLOSED_PORT] = (await freePorts(1)) as [number];
 
 t.test('the settings: defaults, a list, and every bad item listed without its text', async (t) => {
   const config = settings({})();

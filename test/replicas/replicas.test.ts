@@ -13,9 +13,10 @@ import { cleanupWhenDone } from '../helpers/processes.ts';
 import type { App } from '../../src/app.ts';
 
 const run = promisify(execFile);
-const REPLICA_PORT = 55442;
 const primaryUrl = new URL(ownerDatabaseUrl(process.env));
 const PRIMARY_PORT = Number(primaryUrl.port || 5432);
+/** Next to the primary's port (55442 for 55432): a second clone, with a PGPORT of its own, has a replica port too. */
+const REPLICA_PORT = PRIMARY_PORT + 10;
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** scripts/replica.sh on the test server's cluster; a recovery conflict is resolved after 0.5 s rather than 5. */
