@@ -1,8 +1,10 @@
 // Each test file gets its own database, cloned from the template `make test` builds once (migrated, sql/
-// applied, fixtures loaded), so files run in parallel and may write freely.
+// applied, fixtures loaded), so files run in parallel and may write freely. It is dropped at the test's teardown, or
+// when the test process dies first (a test killed by tap's timeout).
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { ownerDatabaseUrl, withDatabase, withRole } from '../../src/db-url.ts';
+import { whenThisProcessEnds } from './processes.ts';
 
 export const TEMPLATE_DB = process.env.TEST_TEMPLATE_DB || 'florida_test_template';
 
@@ -18,6 +20,12 @@ export interface TestDatabase {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const base = ownerDatabaseUrl(process.env);
   const name = `test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const dropping = whenThisProcessEnds('psql', [
+    withDatabase(base, 'postgres'),
+    '--quiet',
+    '--command',
+    `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`,
+  ]);
   const admin = postgres(withDatabase(base, 'postgres'), { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE_DB}"`);
@@ -33,9 +41,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     sql,
     drop: async () => {
       await sql.end();
-      const a = postgres(withDatabase(base, 'postgres'), { max: 1, onnotice: () => {} });
-      await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await a.end();
+      await dropping.now();
     },
   };
 }

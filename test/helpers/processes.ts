@@ -45,26 +45,40 @@ export function spawnChild(t: Teardown, command: string, args: string[], options
   return child;
 }
 
+/** A command that runs when this process ends, however it ends, or earlier when asked (see `whenThisProcessEnds`). */
+export interface Deferred {
+  /** Runs the command now; resolves once it has succeeded. */
+  now: () => Promise<void>;
+}
+
 /**
- * Runs `command` once the test ends, however it ends, for what a test starts that is not its child (a daemonized
- * server): a watcher in its own process group reads its stdin until the test process's end of the pipe closes, at
- * teardown or at the test process's death, then runs the command. The teardown waits for it to finish.
+ * Runs `command` when this process ends, however it ends, for what outlives a process unless someone cleans it up (a
+ * daemonized server, a database): a watcher in its own process group reads its stdin until this process's end of the
+ * pipe closes, at `now()` or at this process's death, then runs the command.
  */
-export function cleanupWhenDone(t: Teardown, command: string, args: string[], options: SpawnOptions = {}) {
+export function whenThisProcessEnds(command: string, args: string[], options: SpawnOptions = {}): Deferred {
   const watcher = spawn('sh', ['-c', 'cat >/dev/null; exec "$@"', 'cleanup', command, ...args], {
     stdio: ['pipe', 'ignore', 'ignore'],
     ...options,
     detached: true,
   });
-  const exited = new Promise((resolve) => watcher.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => watcher.once('exit', resolve));
   watcher.unref();
   (watcher.stdin as unknown as { unref: () => void }).unref();
-  t.teardown(async () => {
-    watcher.ref(); // until the command has run
-    watcher.stdin!.end();
-    if (watcher.exitCode === null && watcher.signalCode === null) await exited;
-  });
-  return watcher;
+  return {
+    now: async () => {
+      watcher.ref(); // until the command has run
+      watcher.stdin!.end();
+      const code = watcher.exitCode ?? (await exited);
+      if (code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${code}`);
+    },
+  };
+}
+
+/** Runs `command` once the test ends, however it ends (whenThisProcessEnds); the teardown waits for it. */
+export function cleanupWhenDone(t: Teardown, command: string, args: string[], options: SpawnOptions = {}) {
+  const deferred = whenThisProcessEnds(command, args, options);
+  t.teardown(deferred.now);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Nothing a test starts outlives it: a test process (orphan-parent.ts) starts an API process (with two workers, or
-// one process), a Redis server and a cleanup watcher through the suite's helpers, and is killed as tap kills a test
-// that runs out of time (SIGALRM, then SIGKILL), or by SIGKILL or SIGTERM alone; then no process it started still
-// runs or listens, and the cleanup has run.
+// one process), a Redis server, a test database and a cleanup watcher through the suite's helpers, and is killed as
+// tap kills a test that runs out of time (SIGALRM, then SIGKILL), or by SIGKILL or SIGTERM alone; then no process it
+// started still runs or listens, its database is dropped, and the cleanup has run.
 import t, { type Test } from 'tap';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -49,7 +49,7 @@ async function startParent(t: Test, marker: string, workers: number) {
   });
   let output = '';
   parent.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const started = await new Promise<{ pids: number[]; ports: number[] }>((resolve, reject) => {
+  const started = await new Promise<{ pids: number[]; ports: number[]; database: string }>((resolve, reject) => {
     parent.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const line = /^started (.*)$/m.exec(output)?.[1];
@@ -71,7 +71,10 @@ const started = await Promise.all(CASES.map((c) => startParent(t, marker(c.how),
 
 for (const [i, { how, signals, workers }] of CASES.entries()) {
   t.test(`a test process killed by ${how} leaves no process running`, async (t) => {
-    const { parent, pids, ports } = started[i]!;
+    const { parent, pids, ports, database } = started[i]!;
+    const databases = async () =>
+      (await db.sql`SELECT count(*)::int AS n FROM pg_database WHERE datname = ${database}`)[0]!.n as number;
+    t.equal(await databases(), 1, 'its database exists');
     t.equal(
       pids.length,
       workers > 1 ? workers + 1 : 1,
@@ -90,6 +93,7 @@ for (const [i, { how, signals, workers }] of CASES.entries()) {
       await eventually(async () => !(await Promise.all(ports.map(listens))).some(Boolean)),
       `nothing listens on ${ports.join(', ')}`,
     );
+    t.ok(await eventually(async () => (await databases()) === 0), `its database ${database} is dropped`);
     t.ok(await eventually(() => existsSync(marker(how))), 'the cleanup command ran');
   });
 }
