@@ -32,11 +32,12 @@ const ConfigSchema = Type.Object({
    */
   HEAVY_CONNECTIONS: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
   /**
-   * Connections an API process holds at once, and from one client address (0: no per-address cap; behind a proxy
-   * every connection comes from the proxy's address). Past either, a new connection is closed at once (src/server.ts).
+   * Connections an API process holds at once, and from one client address (0: no per-address cap). Default per
+   * address: 256, or none with TRUST_PROXY set, since behind a proxy every connection comes from the proxy's address.
+   * Past either, a new connection is closed at once (src/server.ts).
    */
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
-  MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 256 }),
+  MAX_CONNECTIONS_PER_ADDRESS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
   /** How long a keep-alive connection may stay idle between requests before the server closes it. */
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
   /**

@@ -23,7 +23,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Config } from './config.ts';
+import { trustProxyOption, type Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { shutdownMetrics } from './plugins/ops-metrics.ts';
 import { webhookSettings } from './webhooks/settings.ts';
@@ -152,17 +152,16 @@ export class Connections {
   }
 }
 
+/** The connection caps of a configuration: no per-address cap by default behind a proxy, whose address all share. */
+export const connectionLimits = (config: Config) => ({
+  total: config.MAX_CONNECTIONS,
+  perAddress: config.MAX_CONNECTIONS_PER_ADDRESS ?? (trustProxyOption(config.TRUST_PROXY) ? 0 : 256),
+  keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+});
+
 async function serveOne(config: Config, plugins: FastifyPluginAsync[]): Promise<void> {
   const app = await buildApp(config, { plugins });
-  const connections = new Connections(
-    app.server,
-    {
-      total: config.MAX_CONNECTIONS,
-      perAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
-      keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
-    },
-    app.log,
-  );
+  const connections = new Connections(app.server, connectionLimits(config), app.log);
   shutdownMetrics(app.metrics, () => ({
     inFlight: connections.inFlight,
     shuttingDown: app.lifecycle.shuttingDown,

@@ -13,6 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp } from '../helpers/app.ts';
 import { spawn } from 'node:child_process';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
+import { loadConfig } from '../../src/config.ts';
+import { connectionLimits } from '../../src/server.ts';
 
 const ctx = await buildTestApp(t); // a pool of 4: heavy requests hold 3 connections at most
 const { app, db } = ctx;
@@ -248,4 +250,14 @@ t.test('finding 4: idle connections from one address cannot keep others out', as
   const closed = once(socket, 'close').then(() => true);
   const late = new Promise<boolean>((resolve) => setTimeout(resolve, 30_000, false).unref());
   t.ok(await Promise.race([closed, late]), 'the idle keep-alive connection was closed by the server');
+});
+
+t.test('behind a proxy, whose address every connection shares, there is no per-address cap unless one is set', (t) => {
+  const limits = (env: Record<string, string>) =>
+    connectionLimits(loadConfig({ ...env, API_KEY_SECRET: TEST_KEY_SECRET }));
+  t.equal(limits({}).perAddress, 256, 'direct: 256 from one address');
+  t.equal(limits({ TRUST_PROXY: 'false' }).perAddress, 256);
+  t.equal(limits({ TRUST_PROXY: '10.0.0.0/8' }).perAddress, 0, 'behind a proxy: none');
+  t.equal(limits({ TRUST_PROXY: '1', MAX_CONNECTIONS_PER_ADDRESS: '1000' }).perAddress, 1000, 'unless set');
+  t.end();
 });
