@@ -379,12 +379,15 @@ t.test('/account/usage answers within the fail-open budget while Redis does not 
     for (const s of sockets) s.destroy();
     silent.close();
   });
-  // two new apps, one whose Redis never answers and the control, whose Redis does: each first request does the
-  // same cold work, sent at the same moment
+  // two new apps, one whose Redis never answers and the control, whose Redis does, warmed alike by requests that need
+  // no Redis; then the same request to both at the same moment
   const [down, up] = await Promise.all([
     buildTestApp(t, { REDIS_URL: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}` }, { db }),
     buildTestApp(t, {}, { db }),
   ]);
+  for (const app of [down.app, up.app]) {
+    for (const url of ['/healthz', '/v1/openapi.json']) t.equal((await app.inject({ url })).statusCode, 200, url);
+  }
   const c = await ctx.newClient('growth');
   const timed = async (app: typeof ctx.app) => {
     const started = performance.now();
