@@ -3,12 +3,12 @@
 // Sentinels (Debian's redis-sentinel, each with a generated configuration), on ports free when the test starts.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { spawnChild } from '../helpers/processes.ts';
+import { cleanupWhenDone, spawnChild } from '../helpers/processes.ts';
 
 export { freePorts } from '../helpers/processes.ts';
 
@@ -38,10 +38,10 @@ export function servers(t: Teardown): Servers {
   const dir = mkdtempSync(join(tmpdir(), 'florida-redis-failover-'));
   const children = new Map<number, ChildProcess>();
   const clients: Redis[] = [];
-  // registered before the servers' own teardowns, so it runs after them (tap runs teardowns last first)
+  // registered before the servers' own teardowns, so these run after them (tap runs teardowns last first)
+  cleanupWhenDone(t, 'rm', ['-rf', dir]);
   t.teardown(() => {
     for (const c of clients) c.disconnect();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const client = (port: number) => {

@@ -4,13 +4,13 @@
 // started still runs or listens, its database is dropped, and the cleanup has run.
 import t, { type Test } from 'tap';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase } from '../helpers/db.ts';
-import { isRunning, spawnChild } from '../helpers/processes.ts';
+import { cleanupWhenDone, isRunning, spawnChild } from '../helpers/processes.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 // four API processes start: a minute on a loaded machine
@@ -18,7 +18,7 @@ t.setTimeout(600_000);
 const db = await createTestDatabase();
 t.teardown(() => db.drop());
 const dir = mkdtempSync(join(tmpdir(), 'florida-orphans-'));
-t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+cleanupWhenDone(t, 'rm', ['-rf', dir]);
 
 /** Whether something accepts connections on the port. */
 const listens = (port: number) =>
