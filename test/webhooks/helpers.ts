@@ -117,8 +117,11 @@ export async function startWorker(t: Teardown, db: TestDatabase, env: Record<str
 
 export const webhooksUrl = (db: TestDatabase) => withRole(db.ownerUrl, 'api_webhooks');
 
-/** Polls until `check` returns a truthy value (then returns it), or fails after `ms`. */
-export async function waitFor<T>(what: string, check: () => Promise<T> | T, ms = 15_000): Promise<NonNullable<T>> {
+/**
+ * Polls until `check` returns a truthy value (then returns it), or fails after `ms`: generous, it only stops a hang
+ * (a loaded machine runs a schedule of seconds many times slower).
+ */
+export async function waitFor<T>(what: string, check: () => Promise<T> | T, ms = 120_000): Promise<NonNullable<T>> {
   const until = Date.now() + ms;
   for (;;) {
     const v = await check();
