@@ -2,10 +2,11 @@
 // killed with SIGKILL while a receiver holds its request open, and another worker sends the event again, with the
 // same webhook-id, once the dead worker's lease runs out. SIGTERM stops a worker cleanly.
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { buildTestApp } from '../helpers/app.ts';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
+import { spawnChild } from '../helpers/processes.ts';
 import { FAST, api, importLiberty, receiver, startWorker, waitFor } from './helpers.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -13,8 +14,9 @@ const ctx = await buildTestApp(t, FAST);
 const { db } = ctx;
 const m = api(ctx);
 
-function workerProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/webhooks/main.ts'], {
+/** `npm run worker` as a child process, stopped when the test ends, however it ends (helpers/processes.ts). */
+function workerProcess(t: Parameters<typeof spawnChild>[0]): ChildProcess {
+  return spawnChild(t, process.execPath, ['--import', 'tsx', 'src/webhooks/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -26,10 +28,6 @@ function workerProcess(): ChildProcess {
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  return child;
 }
 
 t.test('killed mid-delivery: sent again by another worker, with the same webhook-id', async (t) => {
@@ -42,16 +40,17 @@ t.test('killed mid-delivery: sent again by another worker, with the same webhook
     return {};
   });
   const e = await m.create({ url: r.url, events: ['tax_delinquency.created'], counties: ['liberty'] });
-  const a = workerProcess();
+  const a = workerProcess(t);
   await importLiberty(db, 1980, 1);
-  await waitFor('the first attempt, held open', () => r.requests.length >= 1, 30_000);
+  await waitFor('the first attempt, held open', () => r.requests.length >= 1);
   a.kill('SIGKILL');
   await once(a, 'exit');
   const killedAt = Date.now();
 
   await startWorker(t, db);
-  await waitFor('sent again', () => r.requests.length >= 2, 30_000);
-  t.ok(Date.now() - killedAt < 15_000, 'once the lease ran out');
+  await waitFor('sent again', () => r.requests.length >= 2);
+  // generous: the lease runs out in seconds; this only tells a lease that never runs out from a loaded machine
+  t.ok(Date.now() - killedAt < 120_000, 'once the lease ran out');
   t.equal(r.requests[1]!.headers['webhook-id'], r.requests[0]!.headers['webhook-id'], 'the same webhook-id');
   t.equal(r.requests[1]!.body, r.requests[0]!.body, 'the same body');
   const d = await waitFor('recorded', async () => {
@@ -66,17 +65,13 @@ t.test('killed mid-delivery: sent again by another worker, with the same webhook
 });
 
 t.test('SIGTERM stops a worker process cleanly', async (t) => {
-  const c = workerProcess();
+  const c = workerProcess(t);
   // started: it has installed the job queue and listens
-  await waitFor(
-    'the worker is up',
-    async () => {
-      const rows =
-        await db.sql`SELECT 1 FROM pg_stat_activity WHERE datname = ${db.name} AND application_name = 'florida-webhooks'`;
-      return rows.length > 0;
-    },
-    30_000,
-  );
+  await waitFor('the worker is up', async () => {
+    const rows =
+      await db.sql`SELECT 1 FROM pg_stat_activity WHERE datname = ${db.name} AND application_name = 'florida-webhooks'`;
+    return rows.length > 0;
+  });
   c.kill('SIGTERM');
   const [code] = await once(c, 'exit');
   t.equal(code, 0);
