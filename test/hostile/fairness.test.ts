@@ -11,10 +11,10 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp } from '../helpers/app.ts';
-import { spawn } from 'node:child_process';
 import { TEST_KEY_SECRET } from '../helpers/accounts.ts';
 import { loadConfig } from '../../src/config.ts';
 import { connectionLimits } from '../../src/server.ts';
+import { startApi } from '../services/graceful-helpers.ts';
 
 const ctx = await buildTestApp(t); // a pool of 4: heavy requests hold 3 connections at most
 const { app, db } = ctx;
@@ -160,34 +160,6 @@ async function idle(n: number, localAddress: string, toPort: number) {
     ),
   );
   return sockets;
-}
-
-/** serve() in a process of its own (test/services/graceful-server.ts) on a free port, stopped when the test ends. */
-async function startApi(t: { teardown: (fn: () => unknown) => void }, env: Record<string, string>) {
-  const free = net.createServer().listen(0, '127.0.0.1');
-  await once(free, 'listening');
-  const port = (free.address() as AddressInfo).port;
-  free.close();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/services/graceful-server.ts'], {
-    cwd: new URL('../..', import.meta.url).pathname,
-    env: { ...process.env, NODE_ENV: 'test', PORT: String(port), API_KEY_SECRET: TEST_KEY_SECRET, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = once(child, 'exit');
-  t.teardown(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGKILL');
-    await exited;
-  });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('Server listening')) resolve();
-    });
-    void exited.then(() => reject(new Error(`the API exited before it listened:\n${out}`)));
-  });
-  return { child, port };
 }
 
 /** Descriptors the API process may open beside its connections meanwhile (database, Redis, logs). */
