@@ -1,12 +1,12 @@
 // Two real API processes (`src/main.ts`, each with its own key cache and pools) on one database and one Redis:
 // a revoked key and a suspended client are refused by both on the very next request, with no caching window.
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { createTestDatabase } from '../helpers/db.ts';
 import { TEST_KEY_SECRET, clientWithKey } from '../helpers/accounts.ts';
+import { freePorts, spawnChild } from '../helpers/processes.ts';
 import { createRedis, redisConnection } from '../../src/plugins/redis.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -16,18 +16,13 @@ const prefix = `test:${randomBytes(6).toString('hex')}:`;
 const redis = createRedis(redisConnection(process.env), prefix);
 t.teardown(() => redis.quit());
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-/** Starts `src/main.ts` as its own OS process and resolves with its base URL once it listens. */
+/**
+ * Starts `src/main.ts` as its own OS process and resolves with its base URL once it listens. It and its workers are
+ * stopped when the test ends, however it ends (helpers/processes.ts).
+ */
 async function startProcess(extraEnv: Record<string, string> = {}): Promise<{ base: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const [port] = (await freePorts(1)) as [number];
+  const child = spawnChild(t, process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -41,16 +36,11 @@ async function startProcess(extraEnv: Record<string, string> = {}): Promise<{ ba
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  t.teardown(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
-  });
   let output = '';
   const listeners = Number(extraEnv.WORKERS ?? 1);
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`process did not listen: ${output}`)), 30_000);
+    // generous: starting an API process takes over a minute on a loaded machine
+    const timer = setTimeout(() => reject(new Error(`process did not listen: ${output}`)), 300_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.split('Server listening').length - 1 >= listeners) {
