@@ -3,7 +3,7 @@ import t from 'tap';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp } from '../helpers/app.ts';
-import { periodOf, secondsToNextPeriod } from '../../src/metering/periods.ts';
+import { calendar, periodOf, secondsToNextPeriod } from '../../src/metering/periods.ts';
 import { TURN } from '../../src/metering/scripts.ts';
 
 const only = <T>(rows: readonly T[]): T => {
@@ -24,6 +24,8 @@ const statuses = async (headers: Record<string, string>, n: number, url = OK_URL
 };
 const usage = async (headers: Record<string, string>) =>
   (await app.inject({ method: 'GET', url: '/v1/account/usage', headers })).json().data;
+/** The period (YYYY-MM) a usage answer counted: the month before its reset_date. */
+const periodCounted = (u: { reset_date: string }) => periodOf(Date.parse(u.reset_date) - 1);
 /** The client's charged requests recorded in Postgres (flush first). */
 const chargedRequests = async (clientId: string) =>
   only(
@@ -115,8 +117,7 @@ t.test(
   'usage is recorded as counts per batch: a batch flushed again (its acknowledgement lost) counts once',
   async (t) => {
     const c = await newClient('pro');
-    const period = periodOf(Date.now());
-    const day = new Date().toISOString().slice(0, 10);
+    const { period, day } = calendar(Date.now()); // of one instant: nothing below reads the clock
     const batch = `test:usage:batch:${Date.now() * 1000}-${c.client.id}`; // named as the metering names batches
     const rows = [
       {
@@ -417,9 +418,8 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
   const c = await newClient('free');
   await setCredits(c.client.id, 2);
   t.equal((await call(c.headers)).statusCode, 200, 'loads the balance: one credit left');
-  // A process admitted a request six minutes ago and died before settling it.
-  const period = new Date().toISOString().slice(0, 7);
-  const ver = await app.redis.hget(`st:${c.client.id}`, 'ver');
+  // A process admitted a request six minutes ago and died before settling it, in the period the balance was loaded for.
+  const [ver, period] = (await app.redis.hmget(`st:${c.client.id}`, 'ver', 'period')) as [string, string];
   const admission = [c.client.id, c.client.id, Date.now() - 360_000, 30, 2, ver, period, 'req_crashed', 'm', '0'];
   // no settlements, one admission
   const [ok, field] = (await app.redis.eval(TURN, 0, ctx.prefix, period, 20_000, 0, admission.join('|'))) as [
@@ -446,8 +446,7 @@ t.test('a reservation orphaned by a crashed process is refunded by the reaper, n
 
 t.test('a batch whose flush died is recorded by another flush, once, even if recorded before', async (t) => {
   const c = await newClient('pro');
-  const period = periodOf(Date.now());
-  const day = new Date().toISOString().slice(0, 10);
+  const { period, day } = calendar(Date.now());
   // opened a minute ago (Redis's clock, µs): closed long since
   const name = `usage:batch:${(Date.now() - 60_000) * 1000}-${c.client.id}`;
   /** What settling 4 requests leaves in Redis when every flush that took them died before acknowledging them. */
@@ -459,8 +458,15 @@ t.test('a batch whose flush died is recorded by another flush, once, even if rec
   };
   const pending = async () => Number((await app.redis.hget(`pend:${c.client.id}`, `n:${period}`)) ?? 0);
 
+  /** What a usage read counts of the batch: its 4 requests, or none if the read counted a month begun since. */
+  const counted = async () => {
+    const u = await usage(c.headers);
+    return { requests: u.events_count, of: periodCounted(u) === period ? 4 : 0 };
+  };
+
   await leaveBatch();
-  t.equal((await usage(c.headers)).events_count, 4, 'counted while it waits in Redis');
+  let read = await counted();
+  t.equal(read.requests, read.of, 'counted while it waits in Redis');
   await app.flushUsage();
   t.equal(await chargedRequests(c.client.id), 4, 'recorded in Postgres');
   t.equal(await pending(), 0, 'no longer pending in Redis');
@@ -470,13 +476,13 @@ t.test('a batch whose flush died is recorded by another flush, once, even if rec
   await app.flushUsage();
   t.equal(await chargedRequests(c.client.id), 4, 'the same batch again records nothing');
   t.equal(await pending(), 0, 'and is acknowledged');
-  t.equal((await usage(c.headers)).events_count, 4);
+  read = await counted();
+  t.equal(read.requests, read.of, 'counted once');
 });
 
 t.test('a batch of a client this database does not know is refused and does not block the others', async (t) => {
   const c = await newClient('pro');
-  const period = periodOf(Date.now());
-  const day = new Date().toISOString().slice(0, 10);
+  const { period, day } = calendar(Date.now()); // of one instant: nothing below reads the clock
   // left in a shared Redis by a process serving another database, oldest of all
   const stranger = '00000000-0000-4000-8000-000000000001';
   const foreign = `usage:batch:${(Date.now() - 120_000) * 1000}-foreign`;
@@ -549,8 +555,7 @@ t.test('processes with different batch ages share batches: each closes when its 
 t.test('usage is counted, not listed: one field per kind of request, whatever the number', async (t) => {
   const c = await newClient('pro');
   const { key: second } = await c.svc.createKey(c.client.id, 'live');
-  const period = periodOf(Date.now());
-  const day = new Date().toISOString().slice(0, 10);
+  const { period, day } = calendar(Date.now()); // of one instant: the turns below are given it, not the clock
   // Eight requests of two keys settled in one turn, under a key prefix of their own that no flush reads.
   const sub = 'counted:';
   const full = `${ctx.prefix}${sub}`; // the script's prefix (app.redis adds ctx.prefix to key names, not to ARGV)
