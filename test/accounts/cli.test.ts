@@ -15,6 +15,7 @@ const run = promisify(execFile);
 async function admin(...args: string[]) {
   try {
     const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/accounts/cli.ts', ...args], {
+      timeout: 180_000, // only a hang: the process is stopped and its checks fail
       env: { ...process.env, DATABASE_URL: db.ownerUrl, API_KEY_SECRET: TEST_KEY_SECRET },
     });
     return { code: 0, stdout: stdout.trim(), stderr: stderr.trim() };
