@@ -42,8 +42,6 @@ export const roomInThrottleWindow = (roomMs: number) => async () => {
   const left = windowMs - (Date.now() % windowMs);
   if (left < roomMs) await new Promise((resolve) => setTimeout(resolve, left + 100));
 };
-/** Room for a minute of attempts. */
-export const startWithRoomInThrottleWindow = roomInThrottleWindow(60_000);
 
 /** The first link in a message. */
 export const linkIn = (mail: Mail) => /https?:\/\/\S+/.exec(mail.text)![0];
