@@ -1,9 +1,9 @@
 // Metering: per-client sliding-window rate limit, requests in flight per client and the credit pool, admitted in one
-// Redis round trip;
-// charged only on 2xx (the reservation is refunded otherwise); usage flushed to Postgres in batches. The parts live
-// in src/metering/ (the per-turn Redis call, the usage flush, headers, periods, the Lua scripts); this plugin wires
-// them to requests: admission (before or alongside the handler), settlement, usage reads. Its Prometheus series are in
-// src/metering/metrics.ts; what a Redis failover can cost and why no more is in docs/metering.md#failover.
+// Redis round trip; charged only on 2xx (the reservation is refunded otherwise); usage flushed to Postgres in
+// batches. The parts live in src/metering/ (the per-turn Redis call, the usage flush, headers, periods, in flight, the
+// Lua scripts); this plugin wires them to requests: admission (before or alongside the handler), settlement, usage
+// reads. Its Prometheus series are in src/metering/metrics.ts; what a Redis failover can cost and why no more is in
+// docs/metering.md#failover.
 import fp from 'fastify-plugin';
 import type {
   FastifyReply,
@@ -19,7 +19,7 @@ import { Turns } from '../metering/turns.ts';
 import { UsageFlush, bucketOf } from '../metering/usage-flush.ts';
 import { meteringMetrics } from '../metering/metrics.ts';
 import { setRateLimitHeaders } from '../metering/headers.ts';
-import { inFlightCap } from '../metering/in-flight.ts';
+import { inFlightCap, slotHolder } from '../metering/in-flight.ts';
 import { isHeavy } from '../db/heavy.ts';
 import { calendar, periodOf, secondsToNextPeriod } from '../metering/periods.ts';
 
@@ -215,16 +215,7 @@ async function metering(app: import('fastify').FastifyInstance, opts: MeteringOp
       `${subjectOf(a)}|${a.clientId}|${now}|${a.rpm}|${inFlightCap(a.rpm)}|${version}|${period}|${rid}|${a.mode === 'test' ? 't' : 'm'}|${free ? 1 : 0}`,
     );
 
-  /** Requests holding an in-flight slot; each gives it back once, when its answer is done or abandoned. */
-  const holding = new WeakSet<FastifyRequest>();
-  function holdSlot(request: FastifyRequest, reply: FastifyReply, clientId: string) {
-    if (holding.has(request)) return;
-    holding.add(request);
-    const release = () => turns.release(request.id, clientId);
-    // 'close' comes after the answer is sent, and when the client goes away first; a closed one releases at once
-    if (reply.raw.closed) release();
-    else reply.raw.once('close', release);
-  }
+  const holdSlot = slotHolder((request, clientId) => turns.release(request.id, clientId));
 
   /**
    * Admits a request. A missing or outdated balance in Redis means the client changed (or Redis lost its data):

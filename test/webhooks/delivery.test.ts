@@ -147,11 +147,10 @@ t.test('a receiver that never answers: the attempt times out and is retried', as
   await waitFor('delivered', async () => (await deliveries(e.id)).data[0]?.status === 'delivered');
   const [d] = (await deliveries(e.id)).data;
   t.match(d.attempts[0], { number: 1, status_code: null, error: 'timed out after 1000 ms' });
-  // not before the timeout; after it, however late a loaded machine runs the timer, but not left to hang
-  t.ok(
-    d.attempts[0].duration_ms >= 990 && d.attempts[0].duration_ms < 1000 + 30_000,
-    `gave up at the timeout (${d.attempts[0].duration_ms} ms)`,
-  );
+  // not before the timeout (1000 ms, less a timer's rounding); after it, however late a loaded machine runs the
+  // timer, but not left to hang: a hung attempt would never be recorded at all
+  const { duration_ms: gaveUpAfter } = d.attempts[0];
+  t.ok(gaveUpAfter >= 990 && gaveUpAfter < 31_000, `gave up at the timeout (${gaveUpAfter} ms)`);
   t.match(d.attempts[1], { number: 2, status_code: 200 });
   t.equal(new Set(ids(r)).size, 1);
   await done(e.id);
