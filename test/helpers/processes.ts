@@ -99,6 +99,20 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+/** Whether nothing listens on `port` of 127.0.0.1. */
+export async function portFree(port: number): Promise<boolean> {
+  const server = createServer();
+  try {
+    server.listen(port, '127.0.0.1');
+    await once(server, 'listening');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    server.close();
+  }
+}
+
 /** Whether the process `pid` is still running (a zombie nobody has reaped yet counts as gone). */
 export function isRunning(pid: number): boolean {
   try {

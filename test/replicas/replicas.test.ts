@@ -9,14 +9,18 @@ import postgres from 'postgres';
 import { ownerDatabaseUrl, withDatabase, withRole } from '../../src/db-url.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { cleanupWhenDone } from '../helpers/processes.ts';
+import { cleanupWhenDone, freePorts, portFree } from '../helpers/processes.ts';
 import type { App } from '../../src/app.ts';
 
 const run = promisify(execFile);
 const primaryUrl = new URL(ownerDatabaseUrl(process.env));
 const PRIMARY_PORT = Number(primaryUrl.port || 5432);
-/** Next to the primary's port (55442 for 55432): a second clone, with a PGPORT of its own, has a replica port too. */
-const REPLICA_PORT = PRIMARY_PORT + 10;
+/**
+ * Next to the primary's port (55442 for 55432), where a replica left by a run that died is found again; a free port
+ * when another program holds that one (a second clone's primary may: its PGPORT is its own choice).
+ */
+const NEAR_PORT = PRIMARY_PORT + 10;
+let REPLICA_PORT = NEAR_PORT;
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** scripts/replica.sh on the test server's cluster; a recovery conflict is resolved after 0.5 s rather than 5. */
@@ -53,6 +57,7 @@ const served = (app: App, server: string) => metric(app, 'florida_db_queries_tot
 // the copy takes a while where the cluster holds a benchmark's state besides the test databases
 t.setTimeout(300_000);
 await replica('clean'); // a replica left by a run that died before its cleanup could run
+if (!(await portFree(NEAR_PORT))) REPLICA_PORT = (await freePorts(1))[0]!;
 // the replica is a daemon, not a child of this process: cleaned when the file ends, however it ends
 cleanupWhenDone(t, 'bash', [`${ROOT}scripts/replica.sh`, 'clean', '--port', String(REPLICA_PORT)], {
   env: replicaEnv,
