@@ -1,5 +1,5 @@
 // The metering modules on their own: periods, headers, the per-turn Redis call (on the real Redis) and the usage gate.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { calendar, periodOf, secondsToNextPeriod } from '../../src/metering/periods.ts';
@@ -31,7 +31,8 @@ t.test('rate-limit headers: Unix-seconds reset, RFC 9651 RateLimit, never a nega
   });
 });
 
-t.test('one turn: each admission gets its own values, however many share the call (2 calls for 300)', async (t) => {
+/** A Turns on the real Redis, under a key prefix of its own, closed when the test ends. */
+async function turnsOnRedis(t: Test) {
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
   const redis = createRedis(redisConnection(process.env), prefix);
   const turns = new Turns(redis, prefix, 20_000, () => {});
@@ -40,6 +41,11 @@ t.test('one turn: each admission gets its own values, however many share the cal
     redis.disconnect();
   });
   await turns.ready(1000);
+  return { turns, redis };
+}
+
+t.test('one turn: each admission gets its own values, however many share the call (2 calls for 300)', async (t) => {
+  const { turns } = await turnsOnRedis(t);
   const period = periodOf(Date.now());
   // free admissions of one client: each is counted in its window, in order, however many share the call
   const now = Date.now();
@@ -58,14 +64,7 @@ t.test('one turn: each admission gets its own values, however many share the cal
 });
 
 t.test('in flight: a client at its cap is refused busy until a release; a refusal takes no slot', async (t) => {
-  const prefix = `test:${randomBytes(6).toString('hex')}:`;
-  const redis = createRedis(redisConnection(process.env), prefix);
-  const turns = new Turns(redis, prefix, 20_000, () => {});
-  t.teardown(() => {
-    turns.close();
-    redis.disconnect();
-  });
-  await turns.ready(1000);
+  const { turns, redis } = await turnsOnRedis(t);
   const period = periodOf(Date.now());
   const admit = (rid: string, cap = 3) => turns.admit(`s|c|${Date.now()}|1000|${cap}|1|${period}|${rid}|m|1`);
   const burst = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((rid) => admit(rid)));
