@@ -31,6 +31,13 @@ const SETTLE_DELAY_MS = 5;
 const SETTLE_RETRY_MS = 1000;
 const SETTLE_RETRY_FOR_MS = 60_000;
 
+/** An admission's argument with no in-flight cap (its fifth field). */
+function uncapped(arg: string): string {
+  const fields = arg.split('|');
+  fields[4] = String(Number.MAX_SAFE_INTEGER);
+  return fields.join('|');
+}
+
 interface AdmitBatch {
   /** One argument per admission (see lua/turn.lua). */
   args: string[];
@@ -51,7 +58,9 @@ export interface TurnsOptions {
    * With Sentinels: while a failover may leave this connection on the old master, whose writes from then on the new
    * master will never have, settlements are not sent (they wait for the retry, which reaches the new master), and
    * admissions are, their answers marked `held`: the old master's windows and balances are still right for the check,
-   * but the reservation is lost with it, so the caller charges such a request in Postgres directly.
+   * but the reservation is lost with it, so the caller charges such a request in Postgres directly. The in-flight cap
+   * is not checked on a hold: the releases that would free its slots wait for the new master, so it could only refuse
+   * a client inside its limit.
    */
   failover?: FailoverWatch | null;
 }
@@ -172,6 +181,7 @@ export class Turns {
       if (settled.length > 0) this.again(new Error('Redis failover under way'), settled, tags, since, false);
       if (b === null) return Promise.resolve();
       b.held = true;
+      b.args = b.args.map(uncapped);
       settled = [];
     }
     const period = calendar(Date.now()).period;
