@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { ownerDatabaseUrl } from '../db-url.ts';
 import { createRedis, redisConnection } from '../plugins/redis.ts';
 import { resolveKeySecret } from './keys.ts';
-import { AccountError, PLANS, accounts } from './service.ts';
+import { AccountError, PLANS, accounts, type ClientRow } from './service.ts';
 import { parseCliArgs } from './cli-args.ts';
 import { createMailer } from '../site/mail.ts';
 
@@ -14,6 +14,8 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
   client set-plan --client ID --plan P [--subscription-status active|past_due|canceled]
   client set-limits --client ID [--rpm N] [--monthly-credits N]   (an enterprise contract; 'plan' restores the plan's)
   client show --client ID
+  client list [--plan P] [--status active|suspended] [--email FRAGMENT] [--limit N]   (newest first)
+  client find --email E   (exact email, any case)
   client invite --client ID   (emails a link to set an account-site password; without SMTP_URL prints it)
   key create --client ID [--mode live|test]
   key list --client ID
@@ -53,6 +55,24 @@ function parseDate(value: string | undefined, name: string): Date | undefined {
   return d;
 }
 
+/** Clients as a table with a header, one per line, columns padded to their widest value. */
+function clientTable(clients: ClientRow[]): string {
+  const rows = [
+    ['ID', 'NAME', 'EMAIL', 'PLAN', 'STATUS', 'SUBSCRIPTION', 'SIGNED UP'],
+    ...clients.map((c) => [
+      c.id,
+      c.name,
+      c.email,
+      c.plan,
+      c.status,
+      c.subscription_status,
+      c.signup_at.toISOString().slice(0, 16).replace('T', ' '),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseCliArgs(argv, {
     name: { type: 'string' },
@@ -69,6 +89,8 @@ async function main(argv: string[]): Promise<void> {
     key: { type: 'string' },
     mode: { type: 'string', default: 'live' },
     'subscription-status': { type: 'string' },
+    status: { type: 'string' },
+    limit: { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   });
@@ -133,6 +155,22 @@ async function main(argv: string[]): Promise<void> {
         if (rpm === 0) throw new UsageError('--rpm must be at least 1');
         const c = await svc.setLimits(need(values, 'client'), { rpm, monthlyCredits });
         return out(c, `${c.id} limits set`);
+      }
+      case 'client list': {
+        const limit = parseCount(values.limit ?? '100', 'limit');
+        if (!limit) throw new UsageError('--limit must be at least 1');
+        const { clients, more } = await svc.listClients({
+          plan: values.plan,
+          status: values.status,
+          email: values.email,
+          limit,
+        });
+        const note = more ? `\n(the newest ${limit}; more match: narrow the filter or raise --limit)` : '';
+        return out(clients, clients.length === 0 ? 'no client matches' : clientTable(clients) + note);
+      }
+      case 'client find': {
+        const clients = await svc.findClients(need(values, 'email'));
+        return out(clients, clientTable(clients));
       }
       case 'client show': {
         const s = await svc.showClient(need(values, 'client'));

@@ -40,6 +40,19 @@ export interface ClientRow {
   signup_at: Date;
 }
 
+export const CLIENT_STATUSES = ['active', 'suspended'] as const;
+type ClientStatus = (typeof CLIENT_STATUSES)[number];
+
+/** What `client list` narrows by; every field optional. */
+export interface ClientFilter {
+  plan?: string;
+  status?: string;
+  /** A fragment of the email, matched in any case. */
+  email?: string;
+  /** At most this many clients (default 100). */
+  limit?: number;
+}
+
 export interface KeyRow {
   id: string;
   client_id: string;
@@ -306,6 +319,38 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
         SELECT day::text, credits::int, amount_cents FROM meter.overage_invoice_lines
          WHERE client_id = ${clientId} ORDER BY day DESC LIMIT 62`;
       return { client, balances, usage, ledger, overage };
+    },
+
+    /**
+     * Clients newest first (by sign-up), narrowed by plan, status and a fragment of the email (any case; `%` and `_`
+     * are plain characters). At most `limit`, and whether more matched.
+     */
+    async listClients(filter: ClientFilter = {}): Promise<{ clients: ClientRow[]; more: boolean }> {
+      if (filter.plan !== undefined && !PLANS.includes(filter.plan as Plan))
+        throw new AccountError(`unknown plan '${filter.plan}' (one of ${PLANS.join(', ')})`);
+      if (filter.status !== undefined && !CLIENT_STATUSES.includes(filter.status as ClientStatus))
+        throw new AccountError(`unknown status '${filter.status}' (one of ${CLIENT_STATUSES.join(', ')})`);
+      const limit = filter.limit ?? 100;
+      const fragment = filter.email === undefined ? null : `%${filter.email.replace(/[\\%_]/g, '\\$&')}%`;
+      const rows = await sql<ClientRow[]>`
+        SELECT id, name, email, status, plan, subscription_status, signup_at
+          FROM accounts.clients
+         WHERE (${filter.plan ?? null}::text IS NULL OR plan = ${filter.plan ?? null})
+           AND (${filter.status ?? null}::text IS NULL OR status = ${filter.status ?? null})
+           AND (${fragment}::text IS NULL OR email ILIKE ${fragment})
+         ORDER BY signup_at DESC, id
+         LIMIT ${limit + 1}`;
+      return { clients: rows.slice(0, limit), more: rows.length > limit };
+    },
+
+    /** The clients whose email is `email`, in any case, newest first; refused when there is none. */
+    async findClients(email: string): Promise<ClientRow[]> {
+      const rows = await sql<ClientRow[]>`
+        SELECT id, name, email, status, plan, subscription_status, signup_at
+          FROM accounts.clients WHERE lower(email) = lower(${email.trim()})
+         ORDER BY signup_at DESC, id`;
+      if (rows.length === 0) throw new AccountError(`no client with the email ${email.trim()}`);
+      return rows;
     },
 
     /** True when the raw key is active for an active client (the demo key's reuse check). */
