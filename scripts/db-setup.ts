@@ -57,6 +57,7 @@ export async function setupDatabase(opts: {
       const n = row?.n ?? 0;
       if (n === 0) {
         await sql.unsafe(readFileSync(join(ROOT, 'fixtures', 'fixtures.sql'), 'utf8'));
+        await sql.unsafe(readFileSync(join(ROOT, 'fixtures', 'history.sql'), 'utf8')); // roll history (fixtures/README.md)
         await sql`ANALYZE`;
         log('loaded fixtures');
       }

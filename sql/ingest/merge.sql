@@ -39,9 +39,19 @@ COMMENT ON FUNCTION ingest.drop_duplicates(regclass, text, bigint) IS
 CREATE OR REPLACE FUNCTION ingest.merge_nal(p_load_id bigint, p_county_id smallint,
   OUT inserted bigint, OUT updated bigint, OUT deleted bigint, OUT parcel_count integer)
   LANGUAGE plpgsql SET enable_nestloop = off AS $$
+DECLARE
+  v_year smallint;
+  v_current smallint;
 BEGIN
   PERFORM ingest.lock_county(p_county_id);
   PERFORM webhooks.begin_merge(p_load_id, p_county_id, 'nal');  -- webhook events of the writes below
+  inserted := 0; updated := 0; deleted := 0;
+  -- Every year goes into the history (sql/ingest/rolls.sql); only the county's newest year is its current roll, so
+  -- a file of an older year than the county has leaves core.parcels as it is.
+  v_year := ingest.staged_roll_year(p_load_id, p_county_id);
+  v_current := ingest.current_roll_year(p_county_id);
+  PERFORM ingest.merge_rolls(p_load_id, p_county_id);
+  IF v_year IS NULL OR v_current IS NULL OR v_year >= v_current THEN
   UPDATE core.parcels p
      SET roll_year = s.roll_year, owner_name = s.owner_name, owner_address1 = s.owner_address1,
          owner_address2 = s.owner_address2, owner_city = s.owner_city, owner_state = s.owner_state,
@@ -57,6 +67,7 @@ BEGIN
     FROM ingest.nal_stage s
    WHERE s.load_id = p_load_id AND s.county_id = p_county_id
      AND p.county_id = p_county_id AND p.parcel_id = s.parcel_id
+     AND NOT coalesce(s.roll_year < p.roll_year, false)  -- a row of an older year never overwrites a newer one
      AND (p.roll_year, p.owner_name, p.owner_address1, p.owner_address2, p.owner_city, p.owner_state, p.owner_zip,
           p.site_address_full, p.site_city, p.site_state, p.site_zip, p.dor_use_code, p.property_use_code,
           p.land_use_description, p.just_value, p.assessed_value, p.taxable_value, p.land_value, p.year_built,
@@ -91,6 +102,8 @@ BEGIN
      AND NOT EXISTS (SELECT 1 FROM ingest.nal_stage s
                       WHERE s.load_id = p_load_id AND s.county_id = p_county_id AND s.parcel_id = p.parcel_id);
   GET DIAGNOSTICS deleted = ROW_COUNT;
+  END IF;
+  PERFORM ingest.refresh_roll_changes(p_county_id);
 
   SELECT count(*)::integer INTO parcel_count FROM core.parcels p WHERE p.county_id = p_county_id;
   UPDATE core.counties c SET parcel_count = merge_nal.parcel_count, last_import_at = now(), updated_at = now()
@@ -98,7 +111,7 @@ BEGIN
   PERFORM webhooks.end_merge(p_load_id, p_county_id, 'nal', inserted, updated, deleted);
 END $$;
 COMMENT ON FUNCTION ingest.merge_nal(bigint, smallint) IS
-  'Merges one county of a NAL load into core.parcels (update changed rows in place, insert new, delete parcels absent from the file; geometry untouched) and sets the county''s parcel_count and last_import_at. Call inside the load''s transaction.';
+  'Merges one county of a NAL load into the roll history (core.parcel_rolls, every year) and, when its year is the county''s newest, into core.parcels (update changed rows in place, insert new, delete parcels absent from the file; geometry untouched; a row never overwrites a newer year); refreshes the parcels'' change columns and sets the county''s parcel_count and last_import_at. Call inside the load''s transaction.';
 
 -- SDF files hold the sales of a period, not a county's whole history: sales are upserted on their natural key and
 -- never deleted.

@@ -222,6 +222,9 @@ const USED = [
   'STATE_PAR_ID',
 ] as const;
 
+/** The exemption amount columns (EXMPT_01 … EXMPT_82): kept in the roll history, keyed by their code. */
+const EXEMPTIONS = NAL_COLUMNS.filter((c) => c.startsWith('EXMPT_'));
+
 const ALIASES: Record<string, string[]> = {
   CO_NO: ['CONO', 'COUNTY_NO', 'CNTY_NO'],
   PARCEL_ID: ['PARCELID', 'PARCEL_NO', 'PARCELNO'],
@@ -274,6 +277,7 @@ export const NAL_STAGE_COLUMNS = [
   'alt_key',
   'last_sale_date',
   'last_sale_price',
+  'exemptions',
 ] as const;
 
 /** CO_NO (11-77) -> county id; shared with the SDF importer. */
@@ -292,6 +296,12 @@ export function parcelIdOf(get: Getter, column = 'PARCEL_ID'): string {
 }
 
 const money = (col: string, get: Getter) => int(col, get(col), 0, MAX_BIGINT);
+
+/** The exemptions a row fills, as JSON text {"01": 50000, …} (code -> amount, zeros left out); null when none. */
+function exemptionsOf(get: Getter): string | null {
+  const filled = EXEMPTIONS.map((c) => [c.slice(6), money(c, get)] as const).filter(([, v]) => v !== null && v > 0);
+  return filled.length ? JSON.stringify(Object.fromEntries(filled)) : null;
+}
 
 function mapRow(get: Getter, ctx: RowContext) {
   const countyId = countyOfRow(get, ctx);
@@ -344,6 +354,7 @@ function mapRow(get: Getter, ctx: RowContext) {
     text(get('ALT_KEY')),
     saleDate,
     salePrice,
+    exemptionsOf(get),
   ];
 }
 
@@ -353,7 +364,7 @@ export const nalKind: Kind = {
   stage: 'ingest.nal_stage',
   stageColumns: NAL_STAGE_COLUMNS,
   layout: {
-    columns: USED,
+    columns: [...USED, ...EXEMPTIONS],
     aliases: ALIASES,
     required: ['CO_NO', 'PARCEL_ID', 'OWN_NAME', 'JV', ['AV_NSD', 'AV_SD'], ['TV_NSD', 'TV_SD']],
     positional: NAL_COLUMNS,
@@ -364,6 +375,11 @@ export const nalKind: Kind = {
   },
   row: mapRow,
   dedupeKey: 'x.county_id, x.parcel_id',
+  // the history partitions the merge writes, created before its transaction (creating one locks the table)
+  prestage: async (sql, loadId) => {
+    await sql`SELECT ingest.prepare_rolls(${loadId})`;
+    return [];
+  },
   merge: async (tx: postgres.TransactionSql, loadId, countyId) => {
     const [r] = await tx<{ inserted: number; updated: number; deleted: number; parcel_count: number }[]>`
       SELECT inserted::int, updated::int, deleted::int, parcel_count FROM ingest.merge_nal(${loadId}, ${countyId}::smallint)`;

@@ -21,6 +21,7 @@ import {
   searchTaxDelinquencies,
 } from '../queries/tax-delinquencies.ts';
 import { ByParcelQuery, CountsQuery, SearchQuery, SourcesQuery } from '../schemas/tax-delinquencies.ts';
+import { historyTools } from './tools-history.ts';
 
 export interface ToolContext {
   app: FastifyInstance;
@@ -302,4 +303,4 @@ const accountTools = [
   }),
 ];
 
-export const TOOLS: Tool[] = [...parcelTools, ...delinquencyTools, ...countyTools, ...accountTools];
+export const TOOLS: Tool[] = [...parcelTools, ...delinquencyTools, ...countyTools, ...accountTools, ...historyTools];

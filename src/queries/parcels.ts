@@ -4,7 +4,14 @@
 import { badRequest } from '../errors.ts';
 import type { Sql } from '../plugins/db.ts';
 import { pageOf, splitList, type Paged } from '../schemas/common.ts';
-import type { AutocompleteQuery, FacetCounts, ParcelHit, ParcelSearchQuery, Suggestion } from '../schemas/parcels.ts';
+import type {
+  AutocompleteQuery,
+  FacetCounts,
+  ParcelHit,
+  ParcelRoll,
+  ParcelSearchQuery,
+  Suggestion,
+} from '../schemas/parcels.ts';
 
 /** "a,b" as two finite numbers, or a 400 naming the parameter and the expected form. */
 function numbers(value: string, name: string, count: number, form: string): number[] {
@@ -105,4 +112,11 @@ export async function autocompleteParcels(sql: Sql, q: AutocompleteQuery): Promi
   return sql<Suggestion[]>`
     SELECT * FROM api.autocomplete_parcels(p_query => ${q.q}, p_county => ${splitList(q.county) ?? null},
                                            p_limit => ${q.limit})`;
+}
+
+/** The parcel's roll years, newest first; undefined when no parcel has the id (a parcel has a row per year on file). */
+export async function getParcelHistory(sql: Sql, id: number): Promise<ParcelRoll[] | undefined> {
+  const rows = await sql<ParcelRoll[]>`SELECT * FROM api.parcel_history(p_id => ${id})`;
+  if (rows.length === 0 && !(await getParcel(sql, id))) return undefined;
+  return [...rows];
 }

@@ -1,8 +1,15 @@
-// GET /parcels/search, /parcels/autocomplete, /parcels/by-parcel-id, /parcels/{id}, /parcels/{id}/sales.
+// GET /parcels/search, /parcels/autocomplete, /parcels/by-parcel-id, /parcels/{id}, /parcels/{id}/sales,
+// /parcels/{id}/history.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../errors.ts';
-import { autocompleteParcels, getParcel, getParcelByParcelId, searchParcels } from '../queries/parcels.ts';
+import {
+  autocompleteParcels,
+  getParcel,
+  getParcelByParcelId,
+  getParcelHistory,
+  searchParcels,
+} from '../queries/parcels.ts';
 import { listParcelSales } from '../queries/sales.ts';
 import {
   ErrorEnvelope,
@@ -20,6 +27,7 @@ import {
   PageQuery,
   ParcelHit,
   ParcelParams,
+  ParcelRoll,
   ParcelSearchQuery,
   Suggestion,
 } from '../schemas/parcels.ts';
@@ -114,6 +122,23 @@ const parcels: FastifyPluginAsyncTypebox = async (app) => {
       const sales = await listParcelSales(app.sql, request.params.id, request.query.limit, request.query.offset);
       if (!sales) throw notFound(`No parcel with id ${request.params.id}.`);
       return { ...sales, meta: meta(request) };
+    },
+  );
+
+  app.get(
+    '/parcels/:id/history',
+    {
+      schema: {
+        tags,
+        summary: "A parcel's roll years, newest first, with what changed from the year before",
+        params: ParcelParams,
+        response: { 200: ObjectEnvelope(Type.Array(ParcelRoll)), 404: ErrorEnvelope, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const history = await getParcelHistory(app.sql, request.params.id);
+      if (!history) throw notFound(`No parcel with id ${request.params.id}.`);
+      return { data: history, meta: meta(request) };
     },
   );
 };

@@ -170,3 +170,52 @@ export const Suggestion = Type.Object({
   county: Type.String({ description: 'County slug.' }),
 });
 export type Suggestion = Static<typeof Suggestion>;
+
+const B = (description: string) => Type.Union([Type.Boolean(), Type.Null()], { description });
+const I = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });
+
+/** A sale that explains an owner change in the roll history (SaleHit's deed fields). */
+export const HistorySale = Type.Object({
+  id: Type.String(),
+  sale_date: Type.String({ description: 'YYYY-MM-DD (FDOR sale dates are the 1st of the month).' }),
+  sale_price: N('Dollars.'),
+  book: S('Official records book.'),
+  page: S('Official records page.'),
+  instrument_number: S('Clerk instrument number.'),
+  qualification_code: S("FDOR qualification code (01 = qualified arm's-length sale)."),
+  grantor: S('Seller.'),
+  grantee: S('Buyer.'),
+});
+
+/** One roll year of a parcel (api.parcel_roll). */
+export const ParcelRoll = Type.Object({
+  roll_year: Type.Integer({ description: 'Roll (assessment) year: values and owner as of January 1.' }),
+  previous_roll_year: I('The roll year before on file, which the change fields compare with; null on the oldest row.'),
+  owner_name: S('Owner of record.'),
+  owner_address1: S('Mailing address, line 1.'),
+  owner_address2: S('Mailing address, line 2.'),
+  owner_city: S('Mailing city.'),
+  owner_state: S('Mailing state (two letters).'),
+  owner_zip: S('Mailing ZIP.'),
+  site_address_full: S('Situs address that year.'),
+  dor_use_code: S('DOR use code that year.'),
+  property_use_code: S("The appraiser's use code that year."),
+  just_value: N('Just (market) value, dollars.'),
+  assessed_value: N('Assessed value (non-school), dollars.'),
+  taxable_value: N('Taxable value (non-school), dollars.'),
+  land_value: N('Land value, dollars.'),
+  building_value: N('Just value minus land value (buildings and other improvements), dollars.'),
+  living_area_sqft: I('Total living area, square feet.'),
+  exemptions: Type.Union([Type.Record(Type.String(), Type.Number()), Type.Null()], {
+    description:
+      'Exemption amounts the roll carries, by FDOR exemption code ({"01": 25000}: homestead); null when none.',
+  }),
+  owner_changed: B('Owner name differs from the previous roll year (compared normalized); null on the oldest row.'),
+  just_value_change: N("Just value minus the previous roll year's, dollars."),
+  just_value_change_pct: N('Just value change against the previous roll year, percent (2 decimals).'),
+  use_code_changed: B('DOR or appraiser use code differs from the previous roll year.'),
+  sales: Type.Array(HistorySale, {
+    description: 'When the owner changed: the SDF sales dated between the two rolls (January 1 each), newest first.',
+  }),
+});
+export type ParcelRoll = Static<typeof ParcelRoll>;

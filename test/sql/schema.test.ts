@@ -78,6 +78,7 @@ t.test('the api schema is the interface: its functions are the entry points, the
       'list_tax_delinquency_sources',
       'list_tax_delinquency_sources_by_county',
       'parcel_features',
+      'parcel_history',
       'parcel_query_words',
       'parcel_sale_hits',
       'parcel_search_hits',

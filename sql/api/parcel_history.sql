@@ -1,0 +1,74 @@
+-- A parcel's roll history (docs/history.md): one row per roll year on file, newest first, with what changed from
+-- the roll year before it and the SDF sales that explain an owner change.
+
+CREATE TYPE api.parcel_roll AS (
+  roll_year               integer,
+  previous_roll_year      integer,
+  owner_name              text,
+  owner_address1          text,
+  owner_address2          text,
+  owner_city              text,
+  owner_state             text,
+  owner_zip               text,
+  site_address_full       text,
+  dor_use_code            text,
+  property_use_code       text,
+  just_value              float8,
+  assessed_value          float8,
+  taxable_value           float8,
+  land_value              float8,
+  building_value          float8,
+  living_area_sqft        integer,
+  exemptions              json,
+  owner_changed           boolean,
+  just_value_change       float8,
+  just_value_change_pct   float8,
+  use_code_changed        boolean,
+  sales                   json
+);
+COMMENT ON TYPE api.parcel_roll IS
+  'One roll year of a parcel (GET /v1/parcels/{id}/history). The change fields compare with previous_roll_year (the '
+  'roll year before on file) and are NULL on the oldest row; sales lists the SDF sales dated between the two rolls '
+  '(January 1 of each) when the owner changed, else [].';
+
+CREATE FUNCTION api.parcel_history(p_id bigint) RETURNS SETOF api.parcel_roll
+  LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+  SELECT h.roll_year, h.previous_roll_year, h.owner_name, h.owner_address1, h.owner_address2, h.owner_city,
+         h.owner_state, h.owner_zip, h.site_address_full, h.dor_use_code, h.property_use_code, h.just_value::float8,
+         h.assessed_value::float8, h.taxable_value::float8, h.land_value::float8, h.building_value::float8,
+         h.living_area_sqft, h.exemptions::json, h.owner_changed,
+         (h.just_value - h.previous_just_value)::float8,
+         round((h.just_value - h.previous_just_value) * 100.0 / nullif(h.previous_just_value, 0), 2)::float8,
+         h.use_code_changed,
+         CASE WHEN h.owner_changed THEN coalesce((
+           SELECT json_agg(json_build_object(
+                    'id', s.id::text, 'sale_date', s.sale_date::text, 'sale_price', s.sale_price::float8,
+                    'book', s.book, 'page', s.page, 'instrument_number', s.instrument_number,
+                    'qualification_code', s.qualification_code, 'grantor', s.grantor, 'grantee', s.grantee)
+                  ORDER BY s.sale_date DESC, s.id DESC)
+             FROM core.sales s
+            WHERE s.county_id = h.county_id AND s.parcel_key = core.normalize_parcel_id(h.parcel_id)
+              AND s.sale_date >= make_date(h.previous_roll_year, 1, 1) AND s.sale_date < make_date(h.roll_year, 1, 1)),
+           '[]') ELSE '[]' END
+    FROM core.parcels p
+   CROSS JOIN LATERAL (
+     SELECT r.*, lag(r.roll_year) OVER w AS previous_roll_year, lag(r.just_value) OVER w AS previous_just_value,
+            CASE WHEN lag(r.roll_year) OVER w IS NOT NULL THEN
+              core.normalize_text(r.owner_name) IS DISTINCT FROM core.normalize_text(lag(r.owner_name) OVER w) END
+              AS owner_changed,
+            CASE WHEN lag(r.roll_year) OVER w IS NOT NULL THEN
+              (r.dor_use_code, r.property_use_code) IS DISTINCT FROM (lag(r.dor_use_code) OVER w, lag(r.property_use_code) OVER w) END
+              AS use_code_changed
+       FROM core.parcel_rolls r
+      WHERE r.county_id = p.county_id AND r.parcel_id = p.parcel_id
+     WINDOW w AS (ORDER BY r.roll_year)) h
+   WHERE p.id = p_id
+   ORDER BY h.roll_year DESC
+$$;
+COMMENT ON FUNCTION api.parcel_history(bigint) IS
+  'GET /v1/parcels/{id}/history: the parcel''s roll years, newest first, each with owner, mailing address, use codes, '
+  'values, living area and exemptions, and what changed from the roll year before on file: owner_changed (names '
+  'compared normalized), just_value_change (dollars) and just_value_change_pct, use_code_changed (DOR or county use '
+  'code), and the SDF sales between the two rolls when the owner changed. No row when no parcel has the id. '
+  'Example: SELECT roll_year, owner_name, just_value, just_value_change_pct FROM api.parcel_history(1);';
