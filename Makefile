@@ -1,5 +1,7 @@
 # The project's interface: `make run` serves the API, `make test` proves it works. `make help` lists the rest.
-SHELL := /bin/bash
+# Recipes run in bash with this clone's settings (.local/env: the ports and servers its services were started with)
+# for every variable the environment leaves unset, so `make status`, `make stop` and the rest talk to this clone.
+SHELL := $(CURDIR)/scripts/local-env.sh
 .DEFAULT_GOAL := help
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 TSX := node --import tsx
@@ -13,22 +15,22 @@ JOBS ?= 2
 .PHONY: help install services stop status clean replica db run test check typecheck lint format bench-overhead fuzz bench data load-data
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 install: ## Debian packages and npm dependencies, only what is missing
 	@bash scripts/services.sh install
 	@bash scripts/npm-ci.sh
 
-services: install ## start project-local PostGIS and Redis on loopback (unless DATABASE_URL / REDIS_URL are set)
+services: install ## start this clone's PostGIS and Redis on loopback (PGPORT, REDIS_PORT) and record them in .local/env
 	@bash scripts/services.sh start
 
-stop: ## stop the project-local services
+stop: ## stop this clone's PostGIS and Redis (and its replicas); no other clone's
 	@bash scripts/services.sh stop
 
-status: ## are the services running?
+status: ## whether this clone's PostGIS and Redis run, and on which ports
 	@bash scripts/services.sh status
 
-clean: ## stop the project-local services and delete their data (the cluster under PG_DIR, .local/redis)
+clean: ## stop this clone's services, delete their data (its cluster under PG_DIR, .local/redis) and .local/env
 	@bash scripts/services.sh clean
 
 replica: services ## start a streaming replica of the local PostgreSQL on REPLICA_PORT (55433); prints its URL
@@ -37,7 +39,7 @@ replica: services ## start a streaming replica of the local PostgreSQL on REPLIC
 db: services ## create and migrate the database, apply sql/, load fixtures when empty, ensure the demo key
 	@$(TSX) scripts/db-setup.ts --fixtures
 
-run: db ## serve the API on 127.0.0.1:$${PORT:-3000} in the foreground, printing a working curl line
+run: db ## serve the API, the site, the docs and the explorer on 127.0.0.1:PORT (3000), printing a working curl line
 	@$(TSX) scripts/demo-key.ts
 	@WEBHOOK_ALLOW_LOOPBACK=$${WEBHOOK_ALLOW_LOOPBACK:-true} exec $(TSX) src/main.ts
 
@@ -57,14 +59,14 @@ lint:
 format:
 	@prettier --check 'src/**/*.ts' 'test/**/*.ts' 'scripts/**/*.ts' 'bench/**/*.ts'
 
-bench-overhead: db ## cost of auth and metering: one endpoint unguarded, with auth, with auth and a bare Redis round trip, metered
+bench-overhead: db ## what auth and metering cost a request: one endpoint with each layer on and off, in one run
 	@bash scripts/services.sh install-bench
 	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-8} --connections 32 --rounds $${ROUNDS:-3} --endpoint $${ENDPOINT:-/parcels/1}
 
 fuzz: ## hostile fuzz for MINUTES (10) against a running `make run`; report in .local/fuzz-report.md
 	@$(TSX) scripts/fuzz.ts --minutes $${MINUTES:-10}
 
-bench: services ## issue 9 benchmark on SCALE synthetic parcels (default 1000000; 10800000 = full state) into bench/RESULTS.md
+bench: services ## every endpoint's throughput and latency, and search recall, on SCALE (1000000) synthetic parcels: bench/RESULTS.md
 	@bash scripts/services.sh install-bench
 	@url=$$($(TSX) bench/state.ts --parcels $(SCALE)) && unset API_DATABASE_URL && DATABASE_URL="$$url" \
 	  $(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10} --recall-queries $${RECALL_QUERIES:-40}

@@ -5,10 +5,13 @@
 # a replication slot of its own (replica_<port>), which `clean` drops.
 #   scripts/replica.sh start|stop|status|clean [--port N]    (default port 55433)
 #   scripts/replica.sh stop-all                               (every replica of this clone; `make stop` runs it)
-# The primary is the project-local cluster on PGPORT (default 55432); with DATABASE_URL set there is none to copy.
+# The primary is the project-local cluster on PGPORT (.local/env's, or 55432); with DATABASE_URL set there is none to copy.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
+# this clone's PGPORT and PG_DIR when the environment does not set them (.local/env)
+# shellcheck source=scripts/local-env.sh
+. "$ROOT/scripts/local-env.sh"
 PGBIN=/usr/lib/postgresql/15/bin
 PGPORT="${PGPORT:-55432}"
 CLONE_ID="$(basename "$ROOT" | tr -c 'A-Za-z0-9_.\n-' '_')-$(printf '%s' "$ROOT" | sha256sum | cut -c1-10)"

@@ -7,9 +7,15 @@
 # Debian, so is every `mktemp -d`). Its cluster therefore lives in a folder named after this clone's path under
 # PG_DIR (by default in the postgres user's home), so two clones never share a cluster. Redis runs as root and keeps
 # its files in the clone's .local/redis. Every failure says its cause and its fix in one line.
+#
+# `start` records the settings it started the services with in .local/env (scripts/local-env.sh), which this script,
+# every make target and every CLI of the clone read for what the environment leaves unset: a later `make status`,
+# `make stop` or `npm run admin` without PGPORT still finds this clone's services, not another clone's.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
+# shellcheck source=scripts/local-env.sh
+. "$ROOT/scripts/local-env.sh"
 LOCAL="$ROOT/.local"
 PGBIN=/usr/lib/postgresql/15/bin
 PGPORT="${PGPORT:-55432}"
@@ -83,12 +89,19 @@ pg_settings() {
 
 as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 postgres_running() { [ -f "$PGDATA/postmaster.pid" ] && as_postgres "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
+# The port the running cluster listens on (line 4 of postmaster.pid), whatever PGPORT says now.
+postgres_port() { sed -n 4p "$PGDATA/postmaster.pid" 2>/dev/null; }
 
 start_postgres() {
   if [ -n "${DATABASE_URL:-}" ]; then say "DATABASE_URL is set: using that server"; return 0; fi
   [ -x "$PGBIN/initdb" ] || die "PostgreSQL 15 is not installed ($PGBIN/initdb is missing): apt-get install postgresql-15"
   getent passwd postgres >/dev/null || die "the postgres user is missing: apt-get install --reinstall postgresql-15"
-  if postgres_running; then say "postgres already running on 127.0.0.1:$PGPORT"; return 0; fi
+  if postgres_running; then
+    [ "$(postgres_port)" = "$PGPORT" ] \
+      || die "this clone's postgres already runs on port $(postgres_port), not PGPORT=$PGPORT: unset PGPORT (or set it to $(postgres_port)), or make stop first"
+    say "postgres already running on 127.0.0.1:$PGPORT"
+    return 0
+  fi
   port_busy "$PGPORT" && die "port $PGPORT is taken by another program (another clone's PostgreSQL?): stop it, or set PGPORT=<free port>"
   mkdir -p "$PG_DIR" || die "cannot create $PG_DIR: set PG_DIR to a folder root can write and postgres can enter"
   need_space "$PG_DIR"
@@ -117,11 +130,19 @@ redis_pid() {
   pid=$(cat "$REDIS_PID" 2>/dev/null) || return 1
   [ -n "$pid" ] && grep -qs redis-server "/proc/$pid/cmdline" && echo "$pid"
 }
+# The port our Redis listens on, from its process title (redis-server 127.0.0.1:<port>).
+redis_port() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | sed -n 's/^redis-server [^ ]*:\([0-9]*\).*/\1/p'; }
 
 start_redis() {
   if [ -n "${REDIS_URL:-}" ]; then say "REDIS_URL is set: using that server"; return 0; fi
   command -v redis-server >/dev/null || die "redis-server is not installed: apt-get install redis-server"
-  if redis_pid >/dev/null; then say "redis already running on 127.0.0.1:$REDIS_PORT"; return 0; fi
+  local pid
+  if pid=$(redis_pid); then
+    [ "$(redis_port "$pid")" = "$REDIS_PORT" ] \
+      || die "this clone's redis already runs on port $(redis_port "$pid"), not REDIS_PORT=$REDIS_PORT: unset REDIS_PORT (or set it to $(redis_port "$pid")), or make stop first"
+    say "redis already running on 127.0.0.1:$REDIS_PORT"
+    return 0
+  fi
   port_busy "$REDIS_PORT" && die "port $REDIS_PORT is taken by another program (another clone's Redis?): stop it, or set REDIS_PORT=<free port>"
   mkdir -p "$REDIS_DIR" || die "cannot create $REDIS_DIR: the clone's folder must be writable by root"
   need_space "$REDIS_DIR"
@@ -149,23 +170,51 @@ stop_all() {
   fi
 }
 
+# What runs, on the ports the processes themselves report (not what the environment says now).
 status() {
-  if postgres_running; then echo "postgres: running (cluster in $CLUSTER)"; else echo "postgres: not running"; fi
-  if redis_pid >/dev/null; then echo "redis: running on 127.0.0.1:$REDIS_PORT"; else echo "redis: not running"; fi
+  local pid
+  if [ -n "${DATABASE_URL:-}" ]; then echo "postgres: DATABASE_URL names the server (not a local one)"
+  elif postgres_running; then echo "postgres: running on 127.0.0.1:$(postgres_port) (cluster in $CLUSTER)"
+  else echo "postgres: not running"; fi
+  if [ -n "${REDIS_URL:-}" ]; then echo "redis: REDIS_URL names the server (not a local one)"
+  elif pid=$(redis_pid); then echo "redis: running on 127.0.0.1:$(redis_port "$pid")"
+  else echo "redis: not running"; fi
 }
 
-# Stops the services and deletes their data: this clone's cluster (its folder under PG_DIR) and .local/redis.
+# .local/env: the settings the services were started with (scripts/local-env.sh reads it), in single quotes.
+write_local_env() {
+  local name value tmp="$LOCAL/env.$$"
+  mkdir -p "$LOCAL"
+  {
+    echo "# This clone's settings, written when its services start (scripts/services.sh start: make run, make services,"
+    echo "# make test). Every make target, script and CLI of the clone reads them; a variable set in the environment wins."
+    echo "# In a new shell: set -a; . .local/env; set +a"
+    for name in PGPORT REDIS_PORT PORT PG_DIR DATABASE_URL REDIS_URL; do
+      case $name in
+        PORT) value=${PORT:-3000} ;;
+        *) value=${!name:-} ;;
+      esac
+      [ -n "$value" ] || continue
+      case $value in *"'"*) die "$name contains a single quote, which .local/env cannot hold: change it" ;; esac
+      echo "$name='$value'"
+    done
+  } >"$tmp"
+  mv "$tmp" "$LOCAL/env"
+}
+
+# Stops the services and deletes their data: this clone's cluster (its folder under PG_DIR) and .local/redis, and
+# forgets the settings (.local/env): the next start takes them from the environment or the defaults again.
 clean() {
   stop_all
-  rm -rf "$CLUSTER" "$REDIS_DIR" "$LOCAL/postgres"
-  say "deleted $CLUSTER and $REDIS_DIR"
+  rm -rf "$CLUSTER" "$REDIS_DIR" "$LOCAL/postgres" "$LOCAL/env"
+  say "deleted $CLUSTER, $REDIS_DIR and the settings in .local/env"
 }
 
 case "${1:-start}" in
   install) install_packages "${DEB_PACKAGES[@]}" ;;
   install-bench) install_packages "${BENCH_PACKAGES[@]}" ;;
   install-browser) install_packages "${BROWSER_PACKAGES[@]}" ;;
-  start) install_packages "${DEB_PACKAGES[@]}"; start_postgres; start_redis ;;
+  start) install_packages "${DEB_PACKAGES[@]}"; start_postgres; start_redis; write_local_env ;;
   stop) stop_all ;;
   status) status ;;
   clean) clean ;;

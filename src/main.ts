@@ -1,6 +1,9 @@
 // The process: the configuration, decoded once (a bad setting stops it with every problem listed), then serve().
 import { loadConfig } from './config.ts';
+import { loadLocalEnv } from './local-env.ts';
 import { serve } from './server.ts';
+
+loadLocalEnv();
 
 let config;
 try {

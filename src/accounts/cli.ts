@@ -7,6 +7,7 @@ import { resolveKeySecret } from './keys.ts';
 import { AccountError, PLANS, accounts, type ClientRow } from './service.ts';
 import { parseCliArgs } from './cli-args.ts';
 import { createMailer } from '../site/mail.ts';
+import { loadLocalEnv } from '../local-env.ts';
 
 const USAGE = `usage: npm run --silent admin -- <command> [--json]
   client create --name N --email E --plan P [--signup-at ISO8601]
@@ -70,7 +71,8 @@ function clientTable(clients: ClientRow[]): string {
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  const line = (r: string[]) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ');
+  return rows.map((r) => line(r).trimEnd()).join('\n');
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -242,6 +244,7 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+loadLocalEnv(); // this clone's database and Redis when DATABASE_URL, PGPORT and REDIS_PORT are not set
 main(process.argv.slice(2)).catch((err: Error & { code?: string }) => {
   const message =
     err instanceof AccountError || err instanceof UsageError

@@ -3,6 +3,9 @@
 import { parseCommand, report, UsageError, USAGE } from './command.ts';
 import { ImportError } from './errors.ts';
 import { runImport } from './pipeline.ts';
+import { loadLocalEnv } from '../local-env.ts';
+
+loadLocalEnv(); // this clone's database when DATABASE_URL and PGPORT are not set
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`import: ${message}\n`);

@@ -8,7 +8,9 @@ import { deliveryMetrics } from './metrics.ts';
 import { loadConfig } from '../config.ts';
 import { LOOPBACK_WARNING, webhookSettings } from './settings.ts';
 import { WebhookWorker } from './worker.ts';
+import { loadLocalEnv } from '../local-env.ts';
 
+loadLocalEnv(); // this clone's services when the environment does not name them
 let config;
 try {
   config = loadConfig();
