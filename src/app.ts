@@ -20,6 +20,7 @@ import health from './plugins/health.ts';
 import openapi from './plugins/openapi.ts';
 import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
+import requestLog from './request-log/plugin.ts';
 import apiRoutes from './routes/index.ts';
 import mcp from './mcp/server.ts';
 import webhooks from './webhooks/plugin.ts';
@@ -101,6 +102,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(openapi);
   await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX, usageBatchMs: config.USAGE_BATCH_MS });
   await app.register(auth, { secret: config.API_KEY_SECRET });
+  await app.register(requestLog);
   await app.register(webhooks, { settings: webhookSettings(config) });
   await app.register(opsMetrics);
   await app.register(formats); // before the routes: it adapts the routes that opt in as they are added

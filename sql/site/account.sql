@@ -65,10 +65,10 @@ COMMENT ON FUNCTION site.account_credits(bytea, jsonb) IS
 
 CREATE OR REPLACE FUNCTION site.list_keys(p_session bytea)
 RETURNS TABLE (id uuid, mode text, display text, status text, created_at timestamptz, revoked_at timestamptz,
-               last_used_at timestamptz)
+               last_used_at timestamptz, name text)
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = accounts, pg_temp
 AS $$
-  SELECT id, mode, display, status, created_at, revoked_at, last_used_at
+  SELECT id, mode, display, status, created_at, revoked_at, last_used_at, name
     FROM accounts.api_keys
    WHERE client_id = site.session_client(p_session)
    ORDER BY status = 'revoked', created_at DESC, id
@@ -78,9 +78,10 @@ COMMENT ON FUNCTION site.list_keys(bytea) IS
   'The signed-in client''s keys (display form only), active first, newest first; at most 200.';
 
 -- The site makes the key and its HMAC (the secret stays in the API process); only the hash and the display form
--- come here, as with `admin key create`.
-CREATE OR REPLACE FUNCTION site.create_key(p_session bytea, p_mode text, p_key_hash bytea, p_display text)
-RETURNS TABLE (id uuid, mode text, display text, status text, created_at timestamptz)
+-- come here, as with `admin key create`. The name is optional (site.key_name).
+CREATE OR REPLACE FUNCTION site.create_key(p_session bytea, p_mode text, p_key_hash bytea, p_display text,
+                                           p_name text DEFAULT NULL)
+RETURNS TABLE (id uuid, mode text, display text, status text, created_at timestamptz, name text)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = accounts, pg_temp
 AS $$
 #variable_conflict use_column
@@ -104,18 +105,19 @@ BEGIN
     PERFORM core.bad_input(format('You have created %s keys in the last 24 hours, the most allowed: try again later.', site.keys_per_day()));
   END IF;
   RETURN QUERY
-    INSERT INTO accounts.api_keys AS k (client_id, mode, key_hash, display) VALUES (v_client, p_mode, p_key_hash, p_display)
-    RETURNING k.id, k.mode, k.display, k.status, k.created_at;
+    INSERT INTO accounts.api_keys AS k (client_id, mode, key_hash, display, name)
+    VALUES (v_client, p_mode, p_key_hash, p_display, site.key_name(p_name))
+    RETURNING k.id, k.mode, k.display, k.status, k.created_at, k.name;
 END $$;
-COMMENT ON FUNCTION site.create_key(bytea, text, bytea, text) IS
-  'Creates a key for the signed-in client from its HMAC and display form; refused for a suspended client, beyond site.max_active_keys() active keys or site.keys_per_day() a day.';
+COMMENT ON FUNCTION site.create_key(bytea, text, bytea, text, text) IS
+  'Creates a key for the signed-in client from its HMAC, display form and optional name; refused for a suspended client, beyond site.max_active_keys() active keys or site.keys_per_day() a day.';
 
 CREATE OR REPLACE FUNCTION site.get_key(p_session bytea, p_key_id uuid)
 RETURNS TABLE (id uuid, mode text, display text, status text, created_at timestamptz, revoked_at timestamptz,
-               last_used_at timestamptz)
+               last_used_at timestamptz, name text)
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = accounts, pg_temp
 AS $$
-  SELECT id, mode, display, status, created_at, revoked_at, last_used_at
+  SELECT id, mode, display, status, created_at, revoked_at, last_used_at, name
     FROM accounts.api_keys WHERE id = p_key_id AND client_id = site.session_client(p_session)
 $$;
 COMMENT ON FUNCTION site.get_key(bytea, uuid) IS 'One of the signed-in client''s keys; no row for another client''s.';
@@ -155,6 +157,6 @@ COMMENT ON FUNCTION site.packs() IS 'The one-time credit packs and their prices 
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA site FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION site.account(bytea, jsonb, jsonb), site.account_credits(bytea, jsonb), site.list_keys(bytea),
-  site.create_key(bytea, text, bytea, text), site.get_key(bytea, uuid), site.revoke_key(bytea, uuid), site.plans(),
+  site.create_key(bytea, text, bytea, text, text), site.get_key(bytea, uuid), site.revoke_key(bytea, uuid), site.plans(),
   site.packs()
   TO api_site;

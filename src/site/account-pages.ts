@@ -3,7 +3,8 @@
 import { count, csrfField, dollars, html, raw, utc, type Html } from './html.ts';
 import type { AccountRow, CreditRow, KeyRow, PlanRow, UsageRow } from './queries.ts';
 import type { Errors } from './auth-pages.ts';
-import { chart, legend, seriesOf, table, type Month } from './usage.ts';
+import { chart, legend, seriesOf, table, type DayRange } from './usage.ts';
+import { rangeForm } from './dashboard-pages.ts';
 
 const yes = (on: boolean | string) =>
   on === 'beta'
@@ -161,7 +162,7 @@ export function keysPage(
 ): Html {
   const newKey = created
     ? html`<section class="card newkey" aria-labelledby="h-new">
-        <h2 id="h-new">Your new ${created.row.mode} key</h2>
+        <h2 id="h-new">Your new ${created.row.mode} key${created.row.name ? html` “${created.row.name}”` : ''}</h2>
         <p class="warning" role="alert">
           <strong>Copy it now: it will not be shown again.</strong> We keep only a hash of it and cannot show it or send
           it to you later. If you lose it, revoke it and create another.
@@ -177,6 +178,15 @@ export function keysPage(
   const rows = keys.map(
     (k) =>
       html`<tr>
+        <td>
+          <form method="post" action="/account/keys/${k.id}/name" class="rename">
+            ${csrfField(csrf)}
+            <label
+              ><span class="sr">Name of ${k.display}</span
+              ><input name="name" value="${k.name ?? ''}" maxlength="60" placeholder="no name" /></label
+            ><button type="submit" class="link">Save<span class="sr"> the name of ${k.display}</span></button>
+          </form>
+        </td>
         <td><code>${k.display}</code></td>
         <td>${k.mode}</td>
         <td>${utc(k.created_at)}</td>
@@ -194,7 +204,11 @@ export function keysPage(
       <h2 id="h-create">Create a key</h2>
       ${errors.mode ? html`<p class="error" role="alert">${errors.mode}</p>` : ''}
       <form method="post" action="/account/keys" class="form">
-        ${csrfField(csrf)}
+        ${csrfField(csrf)} ${errors.name ? html`<p class="error" role="alert">${errors.name}</p>` : ''}
+        <label
+          >Name (optional, up to 60 characters: where the key is used)
+          <input name="name" maxlength="60" placeholder="production server" autocomplete="off"
+        /></label>
         <fieldset>
           <legend>Kind of key</legend>
           <label class="choice"
@@ -221,6 +235,7 @@ export function keysPage(
               <table class="keys">
                 <thead>
                   <tr>
+                    <th scope="col">Name</th>
                     <th scope="col">Key</th>
                     <th scope="col">Mode</th>
                     <th scope="col">Created</th>
@@ -252,13 +267,17 @@ export function revokePage(csrf: string, key: KeyRow): Html {
   </form>`;
 }
 
-export function usagePage(months: Month[], rows: UsageRow[]): Html {
+export function usagePage(range: DayRange, rows: UsageRow[]): Html {
+  const { months } = range;
   const series = seriesOf(rows);
+  const query = `from=${range.from}&to=${range.to}`;
   return html`<p class="lead">
       Charged requests (answers 2xx, one credit each) per UTC day, per key, REST and MCP apart. A request shows here
       about two seconds after it is answered.
+      <a href="/account/usage/endpoints?${query}">Usage per endpoint and key</a> ·
+      <a href="/account/requests">Request log</a>
     </p>
-    ${legend(series)}
+    ${rangeForm('/account/usage', range)} ${legend(series)}
     ${months
       .slice()
       .reverse()
@@ -271,8 +290,8 @@ export function usagePage(months: Month[], rows: UsageRow[]): Html {
       )}
     <section class="card" aria-labelledby="h-table">
       <h2 id="h-table">The numbers</h2>
-      <p><a href="/account/usage.csv" download>Download as CSV</a> (one line per day, key and surface).</p>
-      ${rows.length === 0 ? html`<p>No charged requests in ${months.map((m) => monthName(m.period)).join(' or ')}.</p>` : table(months, rows, series)}
+      <p><a href="/account/usage.csv?${query}" download>Download as CSV</a> (one line per day, key and surface).</p>
+      ${rows.length === 0 ? html`<p>No charged requests from ${range.from} to ${range.to}.</p>` : table(months, rows, series)}
     </section>`;
 }
 

@@ -7,7 +7,8 @@ import { UUID, field } from './form.ts';
 import { keysPage, overviewPage, plansPage, quickstartPage, revokePage, usagePage } from './account-pages.ts';
 import { messagePage } from './auth-pages.ts';
 import * as q from './queries.ts';
-import { csv, twoMonths } from './usage.ts';
+import { csv, dayRange, fileName } from './usage.ts';
+import { badRangePage } from './dashboard-pages.ts';
 import type { Site } from './index.ts';
 
 export default async function accountRoutes(app: FastifyInstance, opts: { site: Site }) {
@@ -56,20 +57,21 @@ export default async function accountRoutes(app: FastifyInstance, opts: { site: 
     if (!site.requireUser(request, reply)) return reply;
     const session = request.siteSession!.hash;
     const mode = field(request.body, 'mode', 10);
-    const failed = async (status: number, message: string) => {
+    const name = field(request.body, 'name', 200);
+    const failed = async (status: number, message: string, on = 'mode') => {
       const keys = await q.listKeys(sql, session);
       return site.render(reply, { title: 'API keys', current: '/account/keys', status }, (csrf) =>
-        keysPage(csrf, base, keys, null, { mode: message }),
+        keysPage(csrf, base, keys, null, { [on]: message }),
       );
     };
     if (mode !== 'live' && mode !== 'test') return failed(400, 'Choose live or test.');
     const key = generateKey(mode);
     let row: q.KeyRow;
     try {
-      row = await q.createKey(sql, session, mode, hashKey(config.API_KEY_SECRET, key), displayKey(key));
+      row = await q.createKey(sql, session, mode, hashKey(config.API_KEY_SECRET, key), displayKey(key), name);
     } catch (err) {
       const e = err as { code?: string; message: string };
-      if (e.code === '22023') return failed(400, e.message);
+      if (e.code === '22023') return failed(400, e.message, e.message.startsWith('name:') ? 'name' : 'mode');
       throw err;
     }
     const keys = await q.listKeys(sql, session);
@@ -78,6 +80,9 @@ export default async function accountRoutes(app: FastifyInstance, opts: { site: 
       keysPage(csrf, base, keys, { key, row }),
     );
   });
+
+  const badRange = (reply: Parameters<Site['render']>[0], message: string) =>
+    site.render(reply, { title: 'Usage', current: '/account/usage', status: 400 }, () => badRangePage(message));
 
   const keyOf = async (session: Buffer, id: string) => (UUID.test(id) ? q.getKey(sql, session, id) : undefined);
   const noKey = (reply: Parameters<Site['render']>[0]) =>
@@ -105,27 +110,25 @@ export default async function accountRoutes(app: FastifyInstance, opts: { site: 
     return reply.redirect(`/account/keys?revoked=${encodeURIComponent(revoked.display)}`, 303);
   });
 
-  const usageRows = (session: Buffer) => {
-    const months = twoMonths();
-    return { months, rows: q.usageDaily(sql, session, months[0].from, months[1].to) };
-  };
-
   app.get('/usage', async (request, reply) => {
     if (!site.requireUser(request, reply)) return reply;
-    const { months, rows } = usageRows(request.siteSession!.hash);
-    const list = await rows;
-    return site.render(reply, { title: 'Usage', current: '/account/usage' }, () => usagePage(months, list));
+    const range = dayRange(request.query);
+    if (typeof range === 'string') return badRange(reply, range);
+    const rows = await q.usageDaily(sql, request.siteSession!.hash, range.from, range.to);
+    return site.render(reply, { title: 'Usage', current: '/account/usage' }, () => usagePage(range, rows));
   });
 
   // The site's own download of the account's usage: not the API's CSV output, so no plan gates it.
   app.get('/usage.csv', async (request, reply) => {
     if (!site.requireUser(request, reply)) return reply;
-    const { months, rows } = usageRows(request.siteSession!.hash);
+    const range = dayRange(request.query);
+    if (typeof range === 'string') return badRange(reply, range);
+    const rows = await q.usageDaily(sql, request.siteSession!.hash, range.from, range.to);
     return reply
       .header('Cache-Control', 'no-store')
-      .header('Content-Disposition', `attachment; filename="usage-${months[0].period}-to-${months[1].period}.csv"`)
+      .header('Content-Disposition', `attachment; filename="${fileName('usage', range)}"`)
       .type('text/csv; charset=utf-8')
-      .send(csv(await rows));
+      .send(csv(rows));
   });
 
   app.get('/quickstart', async (request, reply) => {

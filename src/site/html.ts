@@ -50,6 +50,7 @@ const NAV = [
   ['/account', 'Overview'],
   ['/account/keys', 'API keys'],
   ['/account/usage', 'Usage'],
+  ['/account/requests', 'Request log'],
   ['/account/quickstart', 'Quick start'],
   ['/account/plans', 'Plans & packs'],
   ['/docs', 'API docs'],

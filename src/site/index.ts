@@ -22,6 +22,8 @@ import { throttle, type Throttle } from './throttle.ts';
 import { isToken, newToken, tokenHash } from './tokens.ts';
 import authRoutes from './auth-routes.ts';
 import accountRoutes from './account-routes.ts';
+import dashboardRoutes from './dashboard-routes.ts';
+import { LOW_CREDIT_CHECK_MS, sendLowCreditAlerts } from './dashboard-alerts.ts';
 
 export const SESSION_COOKIE = 'fl_session';
 const CSRF_COOKIE = 'fl_csrf';
@@ -255,4 +257,12 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
 
   await app.register(authRoutes, { site: ctx });
   await app.register(accountRoutes, { site: ctx });
+  await app.register(dashboardRoutes, { site: ctx });
+  const alerts = setInterval(() => {
+    sendLowCreditAlerts(sql, ctx.sendMail, config.SITE_URL).catch((err: Error) =>
+      app.log.warn({ err: err.message }, 'low-credit check failed; will retry'),
+    );
+  }, LOW_CREDIT_CHECK_MS);
+  alerts.unref();
+  app.addHook('onClose', () => clearInterval(alerts));
 }

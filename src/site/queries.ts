@@ -110,6 +110,8 @@ export interface KeyRow {
   created_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  /** The name the customer gave the key, if any. */
+  name: string | null;
 }
 
 export const listKeys = (sql: Sql, session: Hash) => sql<KeyRow[]>`SELECT * FROM site.list_keys(${session})`;
@@ -117,11 +119,19 @@ export const listKeys = (sql: Sql, session: Hash) => sql<KeyRow[]>`SELECT * FROM
 export const getKey = async (sql: Sql, session: Hash, keyId: string) =>
   (await sql<KeyRow[]>`SELECT * FROM site.get_key(${session}, ${keyId}::uuid)`)[0];
 
-export const createKey = async (sql: Sql, session: Hash, mode: string, keyHash: Buffer, display: string) =>
+export const createKey = async (
+  sql: Sql,
+  session: Hash,
+  mode: string,
+  keyHash: Buffer,
+  display: string,
+  name: string | null = null,
+) =>
   (
     await sql<KeyRow[]>`
-      SELECT id, mode, display, status, created_at, NULL::timestamptz AS revoked_at, NULL::timestamptz AS last_used_at
-        FROM site.create_key(${session}, ${mode}, ${keyHash}, ${display})`
+      SELECT id, mode, display, status, created_at, NULL::timestamptz AS revoked_at, NULL::timestamptz AS last_used_at,
+             name
+        FROM site.create_key(${session}, ${mode}, ${keyHash}, ${display}, ${name})`
   )[0]!;
 
 export const revokeKey = async (sql: Sql, session: Hash, keyId: string) =>

@@ -1,5 +1,6 @@
-// The usage page's figures: charged requests per UTC day of this month and the last, one series per key and surface
-// (REST and MCP apart), drawn as stacked bars in SVG (no script), and the same rows as a table and a CSV file.
+// The usage page's figures: charged requests per UTC day over a range of days (by default this month and the last),
+// one series per key and surface (REST and MCP apart), drawn as stacked bars in SVG (no script), and the same rows as a
+// table and a CSV file.
 import { stringify } from 'csv-stringify/sync';
 import { count, html, type Html } from './html.ts';
 import type { UsageRow } from './queries.ts';
@@ -25,6 +26,51 @@ export function twoMonths(now = new Date()): [Month, Month] {
     return { period: from.slice(0, 7), from, to: `${from.slice(0, 8)}${String(days).padStart(2, '0')}`, days };
   };
   return [month(now.getUTCFullYear(), now.getUTCMonth() - 1), month(now.getUTCFullYear(), now.getUTCMonth())];
+}
+
+/** A range of UTC days the usage pages show, and the months it touches (oldest first). */
+export interface DayRange {
+  from: string;
+  to: string;
+  months: Month[];
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+/** The longest range a usage page shows, in days (as site.usage_daily allows). */
+export const MAX_RANGE_DAYS = 366;
+
+/**
+ * The range asked for by `from` and `to` (YYYY-MM-DD, UTC), by default last month and this one; a string saying
+ * what is wrong when the range cannot be read, is reversed or is longer than MAX_RANGE_DAYS.
+ */
+export function dayRange(query: unknown, now = new Date()): DayRange | string {
+  const q = (query ?? {}) as Record<string, unknown>;
+  const [last, current] = twoMonths(now);
+  const from = q.from === undefined || q.from === '' ? last.from : q.from;
+  const to = q.to === undefined || q.to === '' ? current.to : q.to;
+  const valid = (d: unknown): d is string => {
+    const ms = typeof d === 'string' && DAY.test(d) ? Date.parse(`${d}T00:00:00Z`) : NaN;
+    return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(d as string);
+  };
+  if (!valid(from) || !valid(to)) return 'From and to are days written YYYY-MM-DD.';
+  const days = (Date.parse(to) - Date.parse(from)) / 86_400_000;
+  if (days < 0) return 'The range starts after it ends: put the earlier day in From.';
+  if (days > MAX_RANGE_DAYS) return `A range is at most ${MAX_RANGE_DAYS} days long.`;
+  const months: Month[] = [];
+  for (let d = new Date(`${from.slice(0, 7)}-01T00:00:00Z`); d.toISOString().slice(0, 10) <= to;) {
+    months.push(twoMonths(new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)))[0]);
+    d = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+  }
+  return { from, to, months };
+}
+
+/** A download's file name: by months when the range is whole months (usage-2026-10-to-2026-11.csv), else by days. */
+export function fileName(what: string, range: DayRange): string {
+  const first = range.months[0]!;
+  const last = range.months.at(-1)!;
+  return range.from === first.from && range.to === last.to
+    ? `${what}-${first.period}-to-${last.period}.csv`
+    : `${what}-${range.from}-to-${range.to}.csv`;
 }
 
 export interface Series {

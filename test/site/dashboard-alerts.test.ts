@@ -1,0 +1,112 @@
+// The low-credit email: the threshold set on the alerts page; the check (as the site runs it once a minute, here called
+// with the clock passed in) mails a client below its threshold once per billing period, through a real SMTP server
+// started here and the project's mailer, over the site's own database role.
+import t from 'tap';
+import { SMTPServer } from 'smtp-server';
+import { buildTestApp } from '../helpers/app.ts';
+import { withRole } from '../../src/db-url.ts';
+import { createSql } from '../../src/plugins/db.ts';
+import { createMailer } from '../../src/site/mail.ts';
+import { sendLowCreditAlerts } from '../../src/site/dashboard-alerts.ts';
+import { signUp } from './helpers.ts';
+
+const ctx = await buildTestApp(t);
+
+interface Received {
+  to: string[];
+  raw: string;
+}
+const received: Received[] = [];
+const smtp = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ['STARTTLS', 'AUTH'],
+  logger: false,
+  onData(stream, session, done) {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => {
+      received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString() });
+      done();
+    });
+  },
+});
+await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+t.teardown(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+const port = (smtp.server.address() as { port: number }).port;
+const log = { info: () => {}, error: () => {} };
+const mailer = createMailer({
+  smtpUrl: `smtp://127.0.0.1:${port}`,
+  from: 'billing@example.com',
+  production: true,
+  log,
+});
+t.teardown(() => mailer.close());
+const siteSql = createSql(withRole(ctx.db.ownerUrl, 'api_site'), 1);
+t.teardown(() => siteSql.end({ timeout: 5 }));
+
+const sent: Promise<void>[] = [];
+/** One check as the site runs it, waiting for the SMTP server to have every message sent. */
+const check = async (now: Date) => {
+  const n = await sendLowCreditAlerts(siteSql, (mail) => sent.push(mailer.send(mail)), 'https://example.test', now);
+  await Promise.all(sent.splice(0));
+  return n;
+};
+/** Quoted-printable soft breaks and escapes undone, enough to read the text. */
+const readable = (raw: string) =>
+  raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+
+t.test('the alerts page sets, shows and clears the threshold; refuses a bad one', async (t) => {
+  const { agent } = await signUp(ctx);
+  const page = await agent.get('/account/alerts');
+  t.equal(page.statusCode, 200);
+  t.match(page.body, /No low-credit email is set/);
+  const saved = await agent.post('/account/alerts', { threshold: '1,500' }, { from: '/account/alerts' });
+  t.equal(saved.statusCode, 303);
+  t.match((await agent.get('/account/alerts')).body, /value="1500"/);
+  for (const bad of ['abc', '0', '99999999999', '-5']) {
+    const refused = await agent.post('/account/alerts', { threshold: bad }, { from: '/account/alerts' });
+    t.equal(refused.statusCode, 400, `${bad} refused`);
+    t.match(refused.body, /whole number of credits/);
+  }
+  t.equal((await agent.post('/account/alerts', { threshold: '' }, { from: '/account/alerts' })).statusCode, 303);
+  t.match((await agent.get('/account/alerts')).body, /No low-credit email is set/);
+});
+
+t.test('below the threshold: one email per billing period, none above it', async (t) => {
+  // a free trial: 500 one-time credits
+  const low = await signUp(ctx);
+  const high = await signUp(ctx);
+  await low.agent.post('/account/alerts', { threshold: '600' }, { from: '/account/alerts' });
+  await high.agent.post('/account/alerts', { threshold: '100' }, { from: '/account/alerts' });
+  const [clock] = await ctx.db.sql<{ now: Date }[]>`SELECT now() AS now`;
+  const now = clock!.now;
+  const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 2));
+
+  const before = received.length;
+  await check(now);
+  const mine = () => received.slice(before).filter((m) => m.to.includes(low.email) || m.to.includes(high.email));
+  t.equal(mine().length, 1, 'one email');
+  t.same(mine()[0]!.to, [low.email], 'to the client below its threshold');
+  const text = readable(mine()[0]!.raw);
+  t.match(text, /Subject: Your Florida Property API credits are low: 500 left/);
+  t.match(text, /below the 600 you asked us to warn you about/);
+  t.match(text, /https:\/\/example\.test\/account\/plans/);
+
+  await check(now);
+  await check(new Date(now.getTime() + 60_000));
+  t.equal(mine().length, 1, 'not again in the same period');
+  const [row] = await ctx.db.sql<{ last_sent_period: string }[]>`
+    SELECT last_sent_period FROM accounts.credit_alerts WHERE client_id = ${low.clientId}`;
+  t.equal(row!.last_sent_period, now.toISOString().slice(0, 7));
+
+  await check(nextMonth);
+  t.equal(mine().length, 2, 'once more in the next period');
+  await check(nextMonth);
+  t.equal(mine().length, 2);
+
+  // spending below the other threshold: mailed on the next check
+  await ctx.db.sql`
+    INSERT INTO meter.ledger (client_id, bucket, delta, reason) VALUES (${high.clientId}, 'credits', -450, 'usage')`;
+  await check(now);
+  t.equal(mine().filter((m) => m.to.includes(high.email)).length, 1, 'the other client, once below');
+});
