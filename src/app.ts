@@ -25,6 +25,7 @@ import apiRoutes from './routes/index.ts';
 import mcp from './mcp/server.ts';
 import webhooks from './webhooks/plugin.ts';
 import { webhookSettings } from './webhooks/settings.ts';
+import billing from './billing/plugin.ts';
 import site from './site/index.ts';
 import { redactLinkTokens } from './site/tokens.ts';
 import formats from './formats/plugin.ts';
@@ -110,6 +111,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(apiRoutes, { prefix: '/api/v1' });
   await app.register(mcp);
   await app.register(explorer, { styleUrl: config.MAP_STYLE_URL });
+  await app.register(billing, { config }); // POST /billing/stripe/webhook (raw body, Stripe's signature); app.billing
   await app.register(site, { prefix: '/account', config });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl, siteDatabaseUrl, webhooksDatabaseUrl } from './db-url.ts';
+import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl, siteDatabaseUrl, webhooksDatabaseUrl, withRole } from './db-url.ts';
 import { resolveKeySecret } from './accounts/keys.ts';
 import { replicaUrlProblems } from './db/replica-urls.ts';
 
@@ -120,6 +120,14 @@ const ConfigSchema = Type.Object({
   WEBHOOK_ALLOW_LOOPBACK: Type.Boolean({ default: false }),
   /** Key that encrypts the signing secrets at rest; default derived from API_KEY_SECRET. */
   WEBHOOK_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  /** Stripe (docs/billing.md): the secret key (or STRIPE_SECRET_KEY_FILE); unset, billing is off. */
+  STRIPE_SECRET_KEY: Type.Optional(Type.String({ pattern: '^(sk|rk)_(test|live)_[0-9A-Za-z_]+$' })),
+  /** The webhook endpoint's signing secret (or STRIPE_WEBHOOK_SECRET_FILE). */
+  STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_[0-9A-Za-z_]+$' })),
+  /** Another address for Stripe's API (a test double, staging); unset, Stripe's own. */
+  STRIPE_API_BASE: Type.Optional(Type.String({ pattern: '^https?://[^/?#\\s]+/?$' })),
+  /** Billing's connection, as api_billing; derived from API_DATABASE_URL. */
+  BILLING_DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://' }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -159,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   raw.REDIS_URL ??= localRedisUrl(env);
   raw.SITE_DATABASE_URL ??= siteDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
   raw.SITE_URL ??= localSiteUrl(raw.HOST as string | undefined, raw.PORT as string | undefined);
+  raw.BILLING_DATABASE_URL ??= withRole(String(raw.API_DATABASE_URL), 'api_billing');
   raw.WEBHOOKS_DATABASE_URL ??= webhooksDatabaseUrl({ ...env, API_DATABASE_URL: String(raw.API_DATABASE_URL) });
   try {
     raw.API_KEY_SECRET ??= resolveKeySecret(env);
