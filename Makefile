@@ -50,6 +50,9 @@ test: services ## build the test template database once and run the whole tap su
 
 check: install typecheck lint format ## typecheck, lint and format check
 
+client: ## regenerate the typed TypeScript client (clients/typescript/schema.d.ts) from the OpenAPI document
+	@$(TSX) scripts/generate-client.ts
+
 typecheck:
 	@tsc --noEmit
 

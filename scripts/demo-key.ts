@@ -24,7 +24,11 @@ try {
   console.log(`\nDemo key (Growth plan, 300 requests/min) kept in .local/demo-key. Try:\n`);
   console.log(`  curl -s -H "Authorization: Bearer ${key}" "http://127.0.0.1:${port}/v1/counties/miami-dade"\n`);
   const site = process.env.SITE_URL || `http://127.0.0.1:${port}`;
-  console.log(`Account site (sign up, keys, usage): ${site}/account   API docs: ${site}/docs\n`);
+  console.log(`  API             ${site}/v1/…          (a JSON index of every entry point: curl ${site}/)`);
+  console.log(`  Home page       ${site}/`);
+  console.log(`  Account site    ${site}/account       (sign up, keys, usage)`);
+  console.log(`  Docs            ${site}/docs          (guides; API reference at ${site}/docs/reference)`);
+  console.log(`  Map explorer    ${site}/explorer\n`);
 } finally {
   await sql.end();
 }

@@ -17,6 +17,7 @@ import db from './plugins/db.ts';
 import { replicaUrls } from './db/replica-urls.ts';
 import redis, { redisConnection } from './plugins/redis.ts';
 import health from './plugins/health.ts';
+import deprecation from './plugins/deprecation.ts';
 import openapi from './plugins/openapi.ts';
 import auth from './plugins/auth.ts';
 import metering from './plugins/metering.ts';
@@ -30,6 +31,8 @@ import site from './site/index.ts';
 import { redactLinkTokens } from './site/tokens.ts';
 import formats from './formats/plugin.ts';
 import explorer from './explorer/index.ts';
+import landing from './landing/index.ts';
+import docsSite from './docs-site/index.ts';
 import metrics from './plugins/metrics.ts';
 import opsMetrics from './plugins/ops-metrics.ts';
 
@@ -100,7 +103,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
   await app.register(redis, { ...redisConnection(config), keyPrefix: config.REDIS_KEY_PREFIX });
   await app.register(health, { redisRequired: config.REDIS_REQUIRED });
-  await app.register(openapi);
+  await app.register(deprecation); // before the docs and the routes: it marks the routes that declare one
+  await app.register(openapi, { baseUrl: config.SITE_URL });
   await app.register(metering, { keyPrefix: config.REDIS_KEY_PREFIX, usageBatchMs: config.USAGE_BATCH_MS });
   await app.register(auth, { secret: config.API_KEY_SECRET });
   await app.register(requestLog);
@@ -113,6 +117,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(explorer, { styleUrl: config.MAP_STYLE_URL });
   await app.register(billing, { config }); // POST /billing/stripe/webhook (raw body, Stripe's signature); app.billing
   await app.register(site, { prefix: '/account', config });
+  await app.register(landing, { config });
+  await app.register(docsSite, { baseUrl: config.SITE_URL });
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
   return app;
 }

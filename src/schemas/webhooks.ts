@@ -47,7 +47,7 @@ export const WebhookEndpointWithSecret = Type.Composite([
   WebhookEndpoint,
   Type.Object({
     secret: Type.String({
-      description: 'The signing secret (whsec_…), shown only in this answer: store it now (docs/webhooks.md#signing).',
+      description: 'The signing secret (whsec_…), shown only in this answer: store it now (/docs/guides/webhooks).',
     }),
   }),
 ]);
@@ -66,29 +66,55 @@ const Description = Type.Union([Type.Null(), Type.String({ maxLength: 500, patte
   description: 'Your note about the endpoint (at most 500 characters).',
 });
 
-export const CreateWebhookBody = Type.Object({
-  url: Url,
-  events: Events,
-  counties: Type.Optional(Counties),
-  description: Type.Optional(Description),
-});
+export const CreateWebhookBody = Type.Object(
+  {
+    url: Url,
+    events: Events,
+    counties: Type.Optional(Counties),
+    description: Type.Optional(Description),
+  },
+  {
+    examples: [
+      {
+        url: 'https://hooks.example.com/florida',
+        events: ['tax_delinquency.created', 'parcel.owner_changed'],
+        counties: ['miami-dade'],
+      },
+    ],
+  },
+);
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
 
-export const UpdateWebhookBody = Type.Object({
-  url: Type.Optional(Url),
-  events: Type.Optional(Events),
-  counties: Type.Optional(Counties),
-  description: Type.Optional(Description),
-  status: Type.Optional(StringEnum(['enabled', 'disabled'] as const, 'enabled or disabled.')),
-});
+export const UpdateWebhookBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    counties: Type.Optional(Counties),
+    description: Type.Optional(Description),
+    status: Type.Optional(StringEnum(['enabled', 'disabled'] as const, 'enabled or disabled.')),
+  },
+  { examples: [{ status: 'enabled' }] },
+);
 export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
 
 export const WebhookParams = Type.Object({
-  id: Type.String({ pattern: ENDPOINT_ID, description: 'Endpoint id (ep_…).' }),
+  id: Type.String({
+    pattern: ENDPOINT_ID,
+    description: 'Endpoint id (ep_…).',
+    examples: ['ep_0123456789abcdef0123456789abcdef'],
+  }),
 });
 export const DeliveryParams = Type.Object({
-  id: Type.String({ pattern: ENDPOINT_ID, description: 'Endpoint id (ep_…).' }),
-  delivery_id: Type.String({ pattern: DELIVERY_ID, description: 'Delivery id (dlv_…).' }),
+  id: Type.String({
+    pattern: ENDPOINT_ID,
+    description: 'Endpoint id (ep_…).',
+    examples: ['ep_0123456789abcdef0123456789abcdef'],
+  }),
+  delivery_id: Type.String({
+    pattern: DELIVERY_ID,
+    description: 'Delivery id (dlv_…).',
+    examples: ['dlv_0123456789abcdef'],
+  }),
 });
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const;
@@ -125,7 +151,10 @@ export const WebhookDelivery = Type.Object(
 );
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
 
-export const WebhookTestResult = Type.Object({
-  delivery_id: Type.String({ description: 'The test delivery (see the deliveries list).' }),
-  event_id: Type.String({ description: 'The webhook.test event (evt_…).' }),
-});
+export const WebhookTestResult = Type.Object(
+  {
+    delivery_id: Type.String({ description: 'The test delivery (see the deliveries list).' }),
+    event_id: Type.String({ description: 'The webhook.test event (evt_…).' }),
+  },
+  { title: 'WebhookTestResult' },
+);

@@ -1,6 +1,7 @@
 // Server-rendered HTML for the account site: a tagged template that escapes every value it is given unless the value
 // is itself HTML made by this template (or `raw`), and the page layout. No inline script and no inline style: the
-// Content-Security-Policy allows only the site's own files (src/site/assets/).
+// Content-Security-Policy allows only the site's own files (src/site/assets/, and the shared header's: chrome.ts).
+import { chromeFooter, chromeHead, chromeHeader } from './chrome.ts';
 
 export class Html {
   constructor(readonly value: string) {}
@@ -99,26 +100,22 @@ export function page(opts: PageOptions, content: Html): Html {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${opts.title} · Florida Property API</title>
-        <link rel="icon" href="data:," />
+        ${raw(chromeHead())}
         <link rel="stylesheet" href="/account/assets/site.css" />
         <script src="/account/assets/site.js" defer></script>
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>
+        ${raw(chromeHeader('account', { signedIn: opts.viewer !== null }))}
         <header class="top">
-          <a class="brand" href="/account">Florida Property API</a>
+          <a class="brand" href="/account">Your account</a>
           ${nav}
         </header>
         <main id="main" tabindex="-1">
           <h1>${opts.title}</h1>
           ${notice} ${content}
         </main>
-        <footer>
-          <p>
-            Florida Property and Tax-Delinquency Data API · <a href="/docs">API reference</a> ·
-            <a href="/account/plans">Plans & packs</a>
-          </p>
-        </footer>
+        ${raw(chromeFooter())}
       </body>
     </html> `;
 }

@@ -219,7 +219,8 @@ t.test('every answer forbids sniffing and framing; the docs page has a policy of
     '/healthz': await app.inject({ url: '/healthz' }),
     '/v1/openapi.json': await app.inject({ url: '/v1/openapi.json' }),
     '/docs': await app.inject({ url: '/docs' }),
-    'a docs asset': await app.inject({ url: '/docs/static/swagger-ui-bundle.js' }),
+    '/docs/reference': await app.inject({ url: '/docs/reference' }),
+    'a docs asset': await app.inject({ url: '/docs/reference/static/swagger-ui-bundle.js' }),
     'a REST answer': await ctx.get('/v1/counties/broward'),
     'an unknown path': await app.inject({ url: '/nothing' }),
     'a refused key': await app.inject({ url: '/v1/counties', headers: { authorization: 'Bearer nope' } }),
@@ -238,6 +239,7 @@ t.test('every answer forbids sniffing and framing; the docs page has a policy of
   }
   t.equal(answers['/healthz'].headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'");
   t.match(answers['/docs'].headers['content-security-policy'], "script-src 'self'");
+  t.match(answers['/docs/reference'].headers['content-security-policy'], "script-src 'self'");
   const parserRefusal = await raw('GET /v1/counties HTTP/1.1\r\nHost: x\r\nX-A: a\x01b\r\n\r\n');
   t.equal(parserRefusal.status, 400);
   t.equal(parserRefusal.headers['x-content-type-options'], 'nosniff', "Node's parser refusal: nosniff too");
@@ -253,7 +255,7 @@ t.test('Swagger UI works under the docs page policy in headless Chromium', async
   page.on('pageerror', (e) => problems.push(e.message));
   page.on('console', (m) => (m.type() === 'error' ? problems.push(m.text()) : undefined));
   page.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText}`));
-  await page.goto(`http://127.0.0.1:${port}/docs`);
+  await page.goto(`http://127.0.0.1:${port}/docs/reference`);
   await page.waitForSelector('.opblock-summary-path', { timeout: 60_000 });
   t.match(await page.textContent('.info .title'), /Florida Property/, 'the document is rendered');
   // "Try it out" on GET /v1/counties: the page calls the API (connect-src 'self'); without a key, 401

@@ -21,12 +21,16 @@ t.test('GET /v1/openapi.json is public OpenAPI 3.1 with one copy of every path',
   }
 });
 
-t.test('GET /docs serves a readable page and its assets from the project', async (t) => {
-  const page = await app.inject({ url: '/docs' });
+t.test('GET /docs/reference serves a readable page, under our name, and its assets from the project', async (t) => {
+  const page = await app.inject({ url: '/docs/reference' });
   t.equal(page.statusCode, 200);
   t.match(page.headers['content-type'], /html/);
   t.notMatch(page.body, /https?:\/\/(cdn|unpkg|cdnjs)/, 'no CDN');
-  const bundle = await app.inject({ url: '/docs/static/swagger-ui-bundle.js' });
+  const bundle = await app.inject({ url: '/docs/reference/static/swagger-ui-bundle.js' });
   t.equal(bundle.statusCode, 200);
   t.match(page.body, /swagger-ui-bundle\.js/, 'the page loads the bundled UI');
+  t.match(page.body, '<title>API reference · Florida Property API</title>', 'our title, not "Swagger UI"');
+  t.match(page.body, 'theme/logo.svg', 'our icon');
+  t.notMatch(page.body, 'favicon-32x32.png', "not the framework's icon");
+  t.match(page.body, 'theme/chrome.js', 'the shared header and footer');
 });
