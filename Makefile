@@ -44,14 +44,11 @@ run: db ## serve the API, the site, the docs and the explorer on 127.0.0.1:PORT 
 	@WEBHOOK_ALLOW_LOOPBACK=$${WEBHOOK_ALLOW_LOOPBACK:-true} exec $(TSX) src/main.ts
 
 test: services ## build the test template database once and run the whole tap suite
-	@bash scripts/services.sh install-browser
+	@bash scripts/services.sh install-test
 	@$(TSX) scripts/db-setup.ts --database $(TEST_DB) --fixtures --template --quiet
 	@TEST_TEMPLATE_DB=$(TEST_DB) bash scripts/test.sh
 
 check: install typecheck lint format ## typecheck, lint and format check
-
-client: ## regenerate the typed TypeScript client (clients/typescript/schema.d.ts) from the OpenAPI document
-	@$(TSX) scripts/generate-client.ts
 
 typecheck:
 	@tsc --noEmit

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Project-local PostgreSQL/PostGIS and Redis on loopback: install what is missing, start, stop, status, clean;
-# install-bench installs the load generator the benchmarks use (wrk); install-browser the Chromium the page tests drive.
+# install-bench installs the load generator the benchmarks use (wrk); install-test what the tests need beyond the
+# services: the Chromium the page tests drive, and promtool (Debian's prometheus package) that checks /metrics.
 # With DATABASE_URL / REDIS_URL set, the matching service is not started (those servers are used instead).
 #
 # PostgreSQL runs as the `postgres` user, which cannot enter a clone in a private folder (root's home is 0700 on
@@ -30,7 +31,7 @@ REDIS_DIR="$LOCAL/redis"
 REDIS_PID="$REDIS_DIR/redis.pid"
 DEB_PACKAGES=(postgresql-15 postgresql-15-postgis-3 postgis redis-server redis-sentinel gdal-bin)
 BENCH_PACKAGES=(wrk)
-BROWSER_PACKAGES=(chromium fonts-dejavu-core)
+TEST_PACKAGES=(chromium fonts-dejavu-core prometheus)
 MIN_FREE_MB=500
 
 die() { echo "services: $*" >&2; exit 1; }
@@ -213,10 +214,10 @@ clean() {
 case "${1:-start}" in
   install) install_packages "${DEB_PACKAGES[@]}" ;;
   install-bench) install_packages "${BENCH_PACKAGES[@]}" ;;
-  install-browser) install_packages "${BROWSER_PACKAGES[@]}" ;;
+  install-test) install_packages "${TEST_PACKAGES[@]}" ;;
   start) install_packages "${DEB_PACKAGES[@]}"; start_postgres; start_redis; write_local_env ;;
   stop) stop_all ;;
   status) status ;;
   clean) clean ;;
-  *) die "usage: scripts/services.sh install|install-bench|install-browser|start|stop|status|clean" ;;
+  *) die "usage: scripts/services.sh install|install-bench|install-test|start|stop|status|clean" ;;
 esac

@@ -36,6 +36,23 @@ function bearerMatches(presented: string | undefined, token: string): boolean {
   return got.length === want.length && timingSafeEqual(got, want);
 }
 
+/**
+ * prom-client's default gauges that carry a counter's `_total` suffix, which Prometheus's conventions (and
+ * `promtool check metrics`) reserve for counters. Each repeats the sum of its per-type series (nodejs_active_handles
+ * {type} and the like), which stay.
+ */
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
+/** The process's own metrics (CPU, memory, event-loop lag, handles, GC) in `registry`, under conventional names. */
+export function collectProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
+}
+
 /** Serves `registry` at /metrics on `port` of `host`, unauthenticated (a port for a private network: METRICS_PORT); resolves once it listens. */
 export async function serveRegistry(registry: Registry, port: number, host: string): Promise<Server> {
   const server = createServer((req, res) => {
@@ -68,7 +85,7 @@ export default fp(
     const registry = new Registry();
     app.decorate('metrics', registry);
     if (!opts.token && !opts.port) return;
-    collectDefaultMetrics({ register: registry });
+    collectProcessMetrics(registry);
     const labels = ['route', 'method', 'status', 'surface'] as const;
     const requests = new Counter({
       name: 'http_requests_total',

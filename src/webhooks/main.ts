@@ -2,8 +2,8 @@
 // Graceful stop on SIGINT/SIGTERM: running deliveries finish, then the connections close. With METRICS_PORT, its
 // delivery metrics and the process's own are served at /metrics on that port (docs/operations.md#metrics).
 import pino from 'pino';
-import { Registry, collectDefaultMetrics } from 'prom-client';
-import { serveRegistry } from '../plugins/metrics.ts';
+import { Registry } from 'prom-client';
+import { collectProcessMetrics, serveRegistry } from '../plugins/metrics.ts';
 import { deliveryMetrics } from './metrics.ts';
 import { loadConfig } from '../config.ts';
 import { LOOPBACK_WARNING, webhookSettings } from './settings.ts';
@@ -21,7 +21,7 @@ try {
 const log = pino({ level: config.LOG_LEVEL });
 const registry = new Registry();
 if (config.METRICS_PORT) {
-  collectDefaultMetrics({ register: registry });
+  collectProcessMetrics(registry);
   await serveRegistry(registry, config.METRICS_PORT, config.HOST).catch((err: Error) => {
     log.error({ err: err.message }, 'metrics could not be served');
     process.exit(1);

@@ -1,5 +1,5 @@
 // Headless Chromium for page tests: Debian's /usr/bin/chromium (installed by `make test` through
-// scripts/services.sh install-browser), driven by playwright-core, which never downloads a browser. Screenshots go to
+// scripts/services.sh install-test), driven by playwright-core, which never downloads a browser. Screenshots go to
 // .local/screenshots/ for a person to look at.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
