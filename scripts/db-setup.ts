@@ -11,7 +11,7 @@ import { restoreIndexes } from '../src/importers/deferred-indexes.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Order matters: core helpers first, api is rebuilt from scratch, grants last. */
-const SQL_DIRS = ['core', 'accounts', 'meter', 'ingest', 'api', 'search', 'site', 'webhooks', 'billing'];
+const SQL_DIRS = ['core', 'accounts', 'meter', 'ingest', 'api', 'search', 'site', 'webhooks', 'billing', 'saved'];
 
 export async function setupDatabase(opts: {
   url: string;

@@ -26,3 +26,19 @@ BEGIN
     EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = public, pg_temp', f);
   END LOOP;
 END $$;
+-- Saved searches (docs/saved-searches.md): managed and read through sql/saved's SECURITY DEFINER functions, as
+-- api_webhooks (the role of the webhooks' management writes); nothing of the tables.
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA saved FROM PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA saved FROM PUBLIC;
+GRANT USAGE ON SCHEMA saved TO api_webhooks;
+GRANT EXECUTE ON FUNCTION
+  saved.create_search(uuid, uuid, text, text, jsonb, jsonb, uuid[], text, text),
+  saved.list_searches(uuid),
+  saved.get_search(uuid, uuid),
+  saved.update_search(uuid, uuid, text, jsonb, jsonb, uuid[], text, boolean),
+  saved.delete_search(uuid, uuid),
+  saved.list_matches(uuid, uuid, bigint, integer),
+  saved.claim_digest(timestamptz),
+  saved.mark_digest_sent(uuid, bigint, timestamptz),
+  saved.unsubscribe(text)
+TO api_webhooks;

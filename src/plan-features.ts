@@ -4,15 +4,16 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
 
-export type PlanFeature = 'csv' | 'webhooks';
+export type PlanFeature = 'csv' | 'webhooks' | 'saved_searches';
 
 /** What each feature is called in messages, and the plans that include it (the rows of accounts.plans). */
 export const PLAN_FEATURES: Record<PlanFeature, { name: string; plans: string }> = {
   csv: { name: 'CSV output', plans: 'Pro, Growth, Lead Feed and Enterprise' },
   webhooks: { name: 'Webhooks', plans: 'Growth, Lead Feed and Enterprise (beta on Pro)' },
+  saved_searches: { name: 'Saved searches', plans: 'Growth, Lead Feed and Enterprise (beta on Pro)' },
 };
 
-/** Whether the authenticated request's plan includes the feature (webhooks: 'beta' counts). */
+/** Whether the authenticated request's plan includes the feature (webhooks and saved searches, which go with them: 'beta' counts). */
 export function planIncludes(request: FastifyRequest, feature: PlanFeature): boolean {
   const auth = request.auth;
   if (!auth) return false;

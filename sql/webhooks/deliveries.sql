@@ -34,13 +34,21 @@ BEGIN
        WHERE e.deleted_at IS NULL AND e.status = 'enabled' AND c.status = 'active' AND p.webhooks <> 'no'
     ), made AS (
       INSERT INTO webhooks.deliveries (endpoint_id, event_id, next_attempt_at)
-      SELECT s.id, ev.id, now()
-        FROM webhooks.events ev
-        JOIN subs s ON s.type = ev.type
-       WHERE ev.load_id = o.load_id AND ev.id BETWEEN o.next_event_id AND v_last
-         AND (s.counties IS NULL OR ev.county_id = ANY (s.counties))
-         AND s.created_at <= ev.created_at
-       ORDER BY ev.id
+      SELECT x.endpoint_id, x.event_id, now()
+        FROM (SELECT s.id AS endpoint_id, ev.id AS event_id
+                FROM webhooks.events ev
+                JOIN subs s ON s.type = ev.type
+               WHERE ev.load_id = o.load_id AND ev.id BETWEEN o.next_event_id AND v_last
+                 AND (s.counties IS NULL OR ev.county_id = ANY (s.counties))
+                 AND s.created_at <= ev.created_at
+              UNION ALL
+              -- saved_search.matched: to the endpoints the event names (docs/saved-searches.md)
+              SELECT s.id, ev.id
+                FROM webhooks.events ev
+                JOIN (SELECT DISTINCT subs.id FROM subs) s ON s.id = ANY (ev.endpoint_ids)
+               WHERE ev.load_id = o.load_id AND ev.id BETWEEN o.next_event_id AND v_last
+                 AND ev.endpoint_ids IS NOT NULL) x
+       ORDER BY x.event_id
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
       RETURNING webhooks.deliveries.endpoint_id)
     SELECT coalesce(array_agg(DISTINCT made.endpoint_id), '{}') INTO endpoint_ids FROM made;

@@ -24,7 +24,7 @@ function numbers(value: string, name: string, count: number, form: string): numb
 }
 
 /** The named arguments shared by search, count and facets. */
-function filterArgs(q: ParcelSearchQuery) {
+export function filterArgs(q: ParcelSearchQuery) {
   const near = q.near === undefined ? undefined : numbers(q.near, 'near', 2, 'lat,lng');
   const point = q.point === undefined ? undefined : numbers(q.point, 'point', 2, 'lng,lat');
   const bbox = q.bbox === undefined ? undefined : numbers(q.bbox, 'bbox', 4, 'minLng,minLat,maxLng,maxLat');

@@ -4,6 +4,7 @@ import account from './account.ts';
 import counties from './counties.ts';
 import parcels from './parcels.ts';
 import sales from './sales.ts';
+import savedSearches from './saved-searches.ts';
 import taxDelinquencies from './tax-delinquencies.ts';
 import tiles from './tiles.ts';
 import webhooks from './webhooks.ts';
@@ -17,6 +18,7 @@ export const resources: FastifyPluginAsync = async (app) => {
   await app.register(taxDelinquencies);
   await app.register(tiles);
   await app.register(webhooks);
+  await app.register(savedSearches);
 };
 
 const apiRoutes: FastifyPluginAsync = async (app) => {
