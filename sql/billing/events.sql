@@ -70,11 +70,13 @@ AS $$
     (SELECT plan FROM accounts.plans WHERE plan = p_sub #>> '{metadata,plan}'))
 $$;
 
--- One verified event (Stripe's JSON). Returns the outcome recorded with it: applied, replay, duplicate, stale,
+-- One verified event (Stripe's JSON). Returns its client and the outcome recorded with it: applied, replay, duplicate, stale,
 -- unknown client, ignored (a type or state with no effect) or waiting for payment.
-CREATE OR REPLACE FUNCTION billing.apply_event(p_event jsonb) RETURNS text
+DROP FUNCTION IF EXISTS billing.apply_event(jsonb);
+CREATE FUNCTION billing.apply_event(p_event jsonb, OUT outcome text, OUT client_id uuid)
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = billing, accounts, meter, pg_temp
 AS $$
+#variable_conflict use_column
 DECLARE
   o jsonb := p_event #> '{data,object}';
   v_type text := p_event ->> 'type';
@@ -93,7 +95,10 @@ BEGIN
   INSERT INTO billing.events (event_id, type, created, object_id, outcome)
   VALUES (p_event ->> 'id', v_type, v_at, o ->> 'id', 'received')
   ON CONFLICT (event_id) DO NOTHING;
-  IF NOT FOUND THEN RETURN 'replay'; END IF;
+  IF NOT FOUND THEN
+    outcome := 'replay';
+    RETURN;
+  END IF;
 
   -- which client: our id in the object's metadata or client_reference_id, else the customer we stored
   v_client_text := coalesce(o #>> '{metadata,client_id}', o ->> 'client_reference_id',
@@ -181,8 +186,9 @@ BEGIN
     END IF;
   END IF;
 
-  UPDATE billing.events SET client_id = v_client, outcome = v_outcome WHERE event_id = p_event ->> 'id';
-  RETURN v_outcome;
+  UPDATE billing.events e SET client_id = v_client, outcome = v_outcome WHERE e.event_id = p_event ->> 'id';
+  outcome := v_outcome;
+  client_id := v_client;
 END $$;
 COMMENT ON FUNCTION billing.apply_event(jsonb) IS
   'Applies one verified Stripe event and records its id in the same transaction; returns the outcome (applied, replay, duplicate, stale, unknown client, ignored, waiting for payment). Executable by api_billing.';

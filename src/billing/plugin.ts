@@ -62,20 +62,20 @@ async function billingPlugin(app: FastifyInstance, opts: { config: BillingConfig
       } catch (err) {
         throw badRequest(`the event's signature does not verify: ${(err as Error).message}`);
       }
-      let outcome: string;
+      let applied: { outcome: string; client_id: string | null };
       try {
-        const [row] = await billing.sql<{ outcome: string }[]>`
-          SELECT billing.apply_event(${billing.sql.json(JSON.parse(request.body.toString('utf8')) as never)}) AS outcome`;
-        outcome = row!.outcome;
+        const [row] = await billing.sql<{ outcome: string; client_id: string | null }[]>`
+          SELECT outcome, client_id
+            FROM billing.apply_event(${billing.sql.json(JSON.parse(request.body.toString('utf8')) as never)})`;
+        applied = row!;
       } catch (err) {
         if ((err as { code?: string }).code === '22023') throw badRequest((err as Error).message);
         throw err;
       }
+      const { outcome, client_id: clientId } = applied;
       request.log.info({ stripeEvent: event.id, type: event.type, outcome }, 'stripe event');
-      // every API process re-reads a changed client at once (NOTIFY accounts_changed); this makes sure of it here
-      const object = event.data.object as { metadata?: Record<string, string> | null; client_reference_id?: string };
-      const clientId = object.metadata?.client_id ?? object.client_reference_id;
-      if (outcome === 'applied' && clientId && /^[0-9a-f-]{36}$/i.test(clientId)) {
+      // every API process re-reads a changed client at once (NOTIFY accounts_changed, and its balance deleted here)
+      if (outcome === 'applied' && clientId) {
         await app.redis.del(`st:${clientId}`, `st:${clientId}:test`).catch(() => {});
       }
       return reply.send({ received: true, outcome });
