@@ -1,5 +1,5 @@
--- The base map's county shapes (docs/formats.md#base-map), recomputed from the mapped parcels after a load: by
--- `make basemap` for every county, or for the counties a load touched.
+-- The base map's county shapes (docs/formats.md#base-map), recomputed from the mapped parcels after a load
+-- (scripts/basemap.ts): every county, or the counties a load touched.
 
 CREATE OR REPLACE FUNCTION ingest.refresh_county_shapes(p_county_ids smallint[] DEFAULT NULL)
   RETURNS TABLE (county_id smallint, parcels_mapped integer, mapped boolean)
@@ -14,19 +14,28 @@ BEGIN
   WITH targets AS (
     SELECT c.id FROM core.counties c WHERE p_county_ids IS NULL OR c.id = ANY (p_county_ids)),
   cells AS (
-    SELECT p.county_id, ST_SnapToGrid(p.centroid, c_cell) AS cell, count(*) AS n
+    SELECT p.county_id, floor(ST_X(p.centroid) / c_cell)::integer AS ix,
+           floor(ST_Y(p.centroid) / c_cell)::integer AS iy, count(*) AS n
       FROM core.parcels p
      WHERE p.county_id IN (SELECT t.id FROM targets t) AND p.centroid IS NOT NULL
-     GROUP BY 1, 2),
+     GROUP BY 1, 2, 3),
+  -- each row's consecutive cells as one rectangle: a few dozen boxes per county to union instead of thousands
+  runs AS (
+    SELECT r.county_id, r.iy, min(r.ix) AS x0, max(r.ix) AS x1, sum(r.n) AS n
+      FROM (SELECT cells.*, cells.ix - row_number() OVER (PARTITION BY cells.county_id, cells.iy ORDER BY cells.ix) AS run
+              FROM cells) r
+     GROUP BY r.county_id, r.iy, r.run),
   covered AS (
-    SELECT cells.county_id, sum(cells.n)::integer AS n,
-           ST_Union(ST_Expand(cells.cell, c_cell / 2)) AS area
-      FROM cells GROUP BY 1),
+    SELECT runs.county_id, sum(runs.n)::integer AS n,
+           ST_Union(ST_MakeEnvelope(runs.x0 * c_cell, runs.iy * c_cell, (runs.x1 + 1) * c_cell, (runs.iy + 1) * c_cell,
+                                    4326)) AS area
+      FROM runs GROUP BY 1),
+  -- closed (grown, then shrunk) and simplified while grown, shrunk by that much less: every covered cell stays inside
   shapes AS (
     SELECT covered.county_id, covered.n,
-           ST_Multi(ST_CollectionExtract(ST_MakeValid(ST_SimplifyPreserveTopology(
-             ST_Buffer(ST_Buffer(covered.area, c_close, 'quad_segs=2'), -c_close, 'quad_segs=2'), c_simplify)), 3))
-             AS shape
+           ST_Multi(ST_CollectionExtract(ST_MakeValid(ST_Buffer(
+             ST_SimplifyPreserveTopology(ST_Buffer(covered.area, c_close, 'quad_segs=2'), c_simplify),
+             c_simplify - c_close, 'quad_segs=2')), 3)) AS shape
       FROM covered),
   written AS (
     UPDATE core.county_shapes s

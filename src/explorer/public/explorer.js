@@ -24,23 +24,125 @@ async function api(path) {
   return body;
 }
 
-const money = (n) =>
-  n === null || n === undefined
-    ? '—'
-    : new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 0 }).format(n);
-const text = (v) => (v === null || v === undefined || v === '' ? '—' : String(v));
+const dollars = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 0 });
+const count = new Intl.NumberFormat('en-US');
+const present = (v) => v !== null && v !== undefined && v !== '';
+/** A value as text, or `missing` (a table cell's dash unless said otherwise) when the record has none. */
+const text = (v, missing = '—') => (present(v) ? String(v) : missing);
+const money = (n, missing = '—') => (present(n) ? dollars.format(n) : missing);
+/** The present parts joined by a space, or `missing` when none is. */
+const joined = (parts, missing) => parts.filter(present).join(' ') || missing;
+/** "1 parcel matches", "2 parcels match": the count with the singular or the plural phrase. */
+const plural = (n, one, many) => `${count.format(n)} ${n === 1 ? one : many}`;
 
-/** A basic style when no MAP_STYLE_URL is configured: parcels on a plain background. */
-const plainStyle = {
-  version: 8,
-  sources: {},
-  layers: [{ id: 'background', type: 'background', paint: { 'background-color': '#eef1ec' } }],
+/** The last sale in words: date and price, whichever the roll has, or that none is recorded. */
+function lastSale(date, price) {
+  if (!present(date) && !present(price)) return 'no recorded sale';
+  if (!present(price)) return `${date} (price not recorded)`;
+  if (!present(date)) return `${money(price)} (date not recorded)`;
+  return `${date} for ${money(price)}`;
+}
+
+/**
+ * The parcels' fill colours by the DOR use code's first two digits, lowest code of each group first: the legend and
+ * the map's colour expression are both made from this table.
+ */
+const USE_GROUPS = [
+  { from: 0, colour: '#f4a261', label: 'Residential', codes: '00–09' },
+  { from: 10, colour: '#e76f51', label: 'Commercial', codes: '10–39' },
+  { from: 40, colour: '#8d6cab', label: 'Industrial', codes: '40–49' },
+  { from: 50, colour: '#7cb342', label: 'Agricultural', codes: '50–69' },
+  { from: 70, colour: '#4fa3c7', label: 'Institutional', codes: '70–79' },
+  { from: 80, colour: '#9e9e9e', label: 'Government, other', codes: '80–99, none' },
+];
+const useColour = [
+  'step',
+  ['to-number', ['slice', ['coalesce', ['get', 'dor_use_code'], '99'], 0, 2], 99],
+  USE_GROUPS[0].colour,
+  ...USE_GROUPS.slice(1).flatMap((g) => [g.from, g.colour]),
+];
+
+/** The offline base map's colours (explorer.css's legend swatches name the same ones). */
+const BASE = {
+  water: '#cddfe9',
+  land: '#f6f3ea',
+  coast: '#8fa9b8',
+  county: '#e9e1cc',
+  countyLine: '#a89a78',
+  name: '#3d3a33',
+  nameUnloaded: '#8a857a',
 };
+
+/**
+ * The base map when no MAP_STYLE_URL is configured: Florida's land, the counties as their mapped parcels show them,
+ * and every county's name, from this service's own tiles (no internet). No glyphs URL: MapLibre draws the names with
+ * the browser's own fonts.
+ */
+const offlineStyle = {
+  version: 8,
+  name: 'Florida offline base map',
+  sources: {
+    basemap: {
+      type: 'vector',
+      tiles: [`${location.origin}/explorer/basemap/{z}/{x}/{y}.mvt`],
+      minzoom: 0,
+      maxzoom: 10,
+      bounds: [-88, 24, -79.5, 31.5],
+      attribution: 'Coast approximate; counties as their parcels show them',
+    },
+  },
+  layers: [
+    { id: 'water', type: 'background', paint: { 'background-color': BASE.water } },
+    { id: 'florida', type: 'fill', source: 'basemap', 'source-layer': 'florida', paint: { 'fill-color': BASE.land } },
+    {
+      id: 'florida-coast',
+      type: 'line',
+      source: 'basemap',
+      'source-layer': 'florida',
+      paint: { 'line-color': BASE.coast, 'line-width': 1 },
+    },
+    {
+      id: 'counties',
+      type: 'fill',
+      source: 'basemap',
+      'source-layer': 'counties',
+      // fades out as the parcels come in
+      paint: { 'fill-color': BASE.county, 'fill-opacity': ['interpolate', ['linear'], ['zoom'], 12, 1, 15, 0] },
+    },
+    {
+      id: 'county-lines',
+      type: 'line',
+      source: 'basemap',
+      'source-layer': 'counties',
+      paint: { 'line-color': BASE.countyLine, 'line-width': 1, 'line-dasharray': [3, 2] },
+    },
+    {
+      id: 'county-labels',
+      type: 'symbol',
+      source: 'basemap',
+      'source-layer': 'county_labels',
+      maxzoom: 14,
+      layout: {
+        'text-field': ['get', 'name'],
+        'text-font': ['sans-serif'],
+        'text-size': ['interpolate', ['linear'], ['zoom'], 5, 10, 9, 14],
+        'text-padding': 1,
+      },
+      paint: {
+        'text-color': ['case', ['>', ['get', 'parcel_count'], 0], BASE.name, BASE.nameUnloaded],
+        'text-halo-color': '#ffffff',
+        'text-halo-width': 1.2,
+      },
+    },
+  ],
+};
+const styleUrl = document.body.dataset.styleUrl;
 
 const map = new maplibregl.Map({
   container: 'map',
-  style: document.body.dataset.styleUrl || plainStyle,
+  style: styleUrl || offlineStyle,
   bounds: FLORIDA,
+  attributionControl: { compact: true },
   // the key goes with the API's own requests only, never to a base map's servers
   transformRequest: (url) =>
     url.startsWith(`${API}/`) ? { url, headers: { Authorization: `Bearer ${state.key}` } } : { url },
@@ -49,74 +151,60 @@ map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-ri
 map.addControl(new maplibregl.ScaleControl({ unit: 'imperial' }), 'bottom-left');
 window.explorerMap = map; // for a person in the console, and for the page test
 
-/** Fill colour by DOR use-code group: residential, commercial, industrial, agricultural, institutional, government. */
-const useColour = [
-  'match',
-  ['slice', ['coalesce', ['get', 'dor_use_code'], '99'], 0, 2],
-  ['00', '01', '02', '03', '04', '05', '06', '07', '08', '09'],
-  '#f4a261',
-  [
-    '10',
-    '11',
-    '12',
-    '13',
-    '14',
-    '15',
-    '16',
-    '17',
-    '18',
-    '19',
-    '20',
-    '21',
-    '22',
-    '23',
-    '24',
-    '25',
-    '26',
-    '27',
-    '28',
-    '29',
-    '30',
-    '31',
-    '32',
-    '33',
-    '34',
-    '35',
-    '36',
-    '37',
-    '38',
-    '39',
-  ],
-  '#e76f51',
-  ['40', '41', '42', '43', '44', '45', '46', '47', '48', '49'],
-  '#8d6cab',
-  [
-    '50',
-    '51',
-    '52',
-    '53',
-    '54',
-    '55',
-    '56',
-    '57',
-    '58',
-    '59',
-    '60',
-    '61',
-    '62',
-    '63',
-    '64',
-    '65',
-    '66',
-    '67',
-    '68',
-    '69',
-  ],
-  '#7cb342',
-  ['70', '71', '72', '73', '74', '75', '76', '77', '78', '79'],
-  '#4fa3c7',
-  '#9e9e9e',
-];
+/** One legend line: a swatch of a kind (fill, dot, outline, text) and what it means. */
+function legendItem(kind, colour, label, detail) {
+  const item = document.createElement('li');
+  const swatch = document.createElement('span');
+  swatch.className = `swatch ${kind}`;
+  swatch.dataset.colour = colour;
+  const words = document.createElement('span');
+  words.textContent = label;
+  if (detail) {
+    const small = document.createElement('small');
+    small.textContent = ` ${detail}`;
+    words.append(small);
+  }
+  item.append(swatch, words);
+  return item;
+}
+
+/** Fills the legend: parcel colours, search marks, and the offline base map's parts when it is the one shown. */
+function buildLegend() {
+  const body = $('legend-body');
+  const section = (title, items) => {
+    const h = document.createElement('h4');
+    h.textContent = title;
+    const list = document.createElement('ul');
+    list.append(...items);
+    body.append(h, list);
+  };
+  section('Parcels by use (DOR code), from zoom 14', [
+    ...USE_GROUPS.map((g) => legendItem('fill', g.colour, g.label, g.codes)),
+    legendItem('dot', '#1d4ed8', 'Search result'),
+    legendItem('outline', '#1d4ed8', 'Selected parcel'),
+  ]);
+  if (!styleUrl) {
+    section('Base map', [
+      legendItem('fill', BASE.land, 'Florida'),
+      legendItem('fill', BASE.water, 'Water'),
+      legendItem('fill', BASE.county, 'Area of a county’s parcels'),
+      legendItem('text', BASE.name, 'County, parcels loaded'),
+      legendItem('text', BASE.nameUnloaded, 'County, none loaded'),
+    ]);
+  }
+  // The swatches' colours come from the tables above; the policy allows no inline style attribute, so they are set
+  // through the CSSOM, which it permits.
+  for (const swatch of body.querySelectorAll('.swatch')) {
+    const colour = swatch.dataset.colour;
+    if (swatch.classList.contains('text')) swatch.style.color = colour;
+    else if (swatch.classList.contains('outline')) swatch.style.borderColor = colour;
+    else swatch.style.backgroundColor = colour;
+  }
+  // open on a wide screen; on a phone it waits for a tap, to leave the map clear
+  $('legend').open = window.matchMedia('(min-width: 701px)').matches;
+}
+buildLegend();
+
 const polygons = ['match', ['geometry-type'], ['Polygon', 'MultiPolygon'], true, false];
 
 function addParcels() {
@@ -195,7 +283,10 @@ async function useKey(key) {
   try {
     const usage = await api('/account/usage'); // free: it checks the key without spending a credit
     const { plan, events_count: used, monthly_quota: quota } = usage.data;
-    setStatus('key-status', `Key accepted: ${plan} plan, ${used} of ${quota} credits used this month.`);
+    setStatus(
+      'key-status',
+      `Key accepted: ${plan} plan, ${count.format(used)} of ${plural(quota, 'credit', 'credits')} used this month.`,
+    );
     document.body.classList.add('has-key');
     if (map.isStyleLoaded()) reloadParcels();
     showZoomHint();
@@ -253,19 +344,20 @@ async function select(id, { fly = false } = {}) {
       api(`/tax-delinquencies/by-parcel?${byParcel}`),
     ]);
     if (state.selected !== id) return;
-    $('parcel-title').textContent = text(parcel.owner_name);
-    $('parcel-subtitle').textContent = `${text(parcel.site_address_full)} · ${parcel.county_name} County`;
+    $('parcel-title').textContent = text(parcel.owner_name, 'Owner not recorded');
+    $('parcel-subtitle').textContent =
+      `${text(parcel.site_address_full, 'No site address')} · ${parcel.county_name} County`;
     const dl = $('parcel-fields');
     dl.replaceChildren();
     for (const [name, value] of [
       ['Parcel id', parcel.parcel_id],
-      ['Use', `${text(parcel.dor_use_code)} ${text(parcel.land_use_description)}`],
-      ['City', `${text(parcel.site_city)} ${parcel.site_zip ?? ''}`],
-      ['Just value', money(parcel.just_value)],
-      ['Assessed value', money(parcel.assessed_value)],
-      ['Taxable value', money(parcel.taxable_value)],
-      ['Year built', text(parcel.year_built)],
-      ['Last sale', `${text(parcel.last_sale_date)} ${money(parcel.last_sale_price)}`],
+      ['Use', joined([parcel.dor_use_code, parcel.land_use_description], 'not recorded')],
+      ['City', joined([parcel.site_city, parcel.site_zip], 'not recorded')],
+      ['Just value', money(parcel.just_value, 'not recorded')],
+      ['Assessed value', money(parcel.assessed_value, 'not recorded')],
+      ['Taxable value', money(parcel.taxable_value, 'not recorded')],
+      ['Year built', text(parcel.year_built, 'not recorded')],
+      ['Last sale', lastSale(parcel.last_sale_date, parcel.last_sale_price)],
     ]) {
       fieldRow(dl, name, value);
     }
@@ -287,6 +379,14 @@ async function select(id, { fly = false } = {}) {
   }
 }
 
+/** The phone layout's drawer (the search column on a wide screen, where these buttons are hidden). */
+function setDrawer(open) {
+  document.body.classList.toggle('drawer-open', open);
+  $('drawer-open').setAttribute('aria-expanded', String(open));
+}
+$('drawer-open').addEventListener('click', () => setDrawer(true));
+$('drawer-close').addEventListener('click', () => setDrawer(false));
+
 $('close-panel').addEventListener('click', () => {
   $('parcel-panel').hidden = true;
   state.selected = null;
@@ -299,11 +399,12 @@ async function search(query) {
   list.replaceChildren();
   try {
     const { data, pagination } = await api(`/parcels/search?${new URLSearchParams({ query, limit: '25' })}`);
+    const { total } = pagination;
     setStatus(
       'search-status',
-      pagination.total === 0
+      total === 0
         ? 'No parcel matches.'
-        : `${pagination.total} parcels match${pagination.total > data.length ? `; the first ${data.length}` : ''}.`,
+        : `${plural(total, 'parcel matches', 'parcels match')}${total > data.length ? `; showing the first ${data.length}` : ''}.`,
     );
     const located = data.filter((p) => p.centroid_lng !== null);
     map.getSource('results')?.setData({
@@ -321,11 +422,14 @@ async function search(query) {
       button.type = 'button';
       button.dataset.parcelId = String(p.id);
       const owner = document.createElement('strong');
-      owner.textContent = text(p.owner_name);
+      owner.textContent = text(p.owner_name, 'Owner not recorded');
       const where = document.createElement('span');
-      where.textContent = `${text(p.site_address_full)}, ${p.county_name}`;
+      where.textContent = `${text(p.site_address_full, 'No site address')}, ${p.county_name}`;
       button.append(owner, where);
-      button.addEventListener('click', () => void select(p.id, { fly: true }));
+      button.addEventListener('click', () => {
+        setDrawer(false); // on a phone, back to the map, where the parcel opens
+        void select(p.id, { fly: true });
+      });
       item.append(button);
       list.append(item);
     }
