@@ -60,6 +60,7 @@ t.test('the api schema is the interface: its functions are the entry points, the
     functions.map((f) => f.name),
     [
       'autocomplete_parcels',
+      'basemap_tile',
       'count_parcel_sales',
       'count_parcels',
       'count_sales',
