@@ -113,16 +113,17 @@ function describeResponses(
   }
 }
 
-const TAGS: [string, string, string][] = [
-  ['/v1/parcels', 'Parcels', 'Parcels: search, lookup by id or parcel id, and each parcel’s sales.'],
-  ['/v1/sales', 'Sales', 'Recorded sales across parcels.'],
-  ['/v1/tax-delinquencies', 'Tax certificates', 'Delinquent taxes and tax certificates from the counties’ feeds.'],
-  ['/v1/counties', 'Counties', 'The 67 counties and what each holds.'],
-  ['/v1/tiles', 'Tiles', 'Vector tiles of the parcels, for maps.'],
-  ['/v1/webhooks', 'Webhooks', 'Endpoints that receive signed events when records change.'],
-  ['/v1/account', 'Account', 'Your credits and usage.'],
-  ['/api/mcp', 'MCP', 'The Model Context Protocol endpoint for AI agents.'],
-];
+/** What each group of operations is, by the tag its routes give it. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  parcels: 'Parcels: search, lookup by id or parcel id, and each parcel’s sales.',
+  sales: 'Recorded sales across parcels.',
+  'tax-delinquencies': 'Delinquent taxes and tax certificates from the counties’ feeds.',
+  counties: 'The 67 counties and what each holds.',
+  tiles: 'Vector tiles of the parcels, for maps.',
+  webhooks: 'Endpoints that receive signed events when records change.',
+  account: 'Your credits and usage.',
+  mcp: 'The Model Context Protocol endpoint for AI agents.',
+};
 
 /** POST /api/mcp, described for people and client generators: the route itself is hidden from the schemas. */
 const MCP_OPERATION = {
@@ -133,6 +134,7 @@ const MCP_OPERATION = {
     '`tools/call` costs 1 credit; the rest is free but counts against the per-minute limit. `tools/list` names every ' +
     'tool; each returns `structuredContent` equal to its REST twin’s `data`. See the [MCP guide](/docs/guides/mcp).',
   operationId: 'mcp',
+  tags: ['mcp'],
   requestBody: {
     required: true,
     content: {
@@ -203,15 +205,15 @@ export function completeDocument<T>(document: T, baseUrl: string): T {
   for (const code of ['400', '401', '429'])
     if (rest400) mcp.responses[code] = { ...rest400, description: ERRORS[code] };
   doc.paths['/api/mcp'] = { post: mcp as unknown as Operation };
-  doc.tags = TAGS.map(([, name, description]) => ({ name, description }));
+  const tags: string[] = [];
   for (const [path, operations] of Object.entries(doc.paths)) {
-    const tag = TAGS.find(([prefix]) => path.startsWith(prefix))?.[1];
     for (const [method, op] of Object.entries(operations)) {
-      if (tag && !op.tags) op.tags = [tag];
+      for (const tag of (op.tags as string[] | undefined) ?? []) if (!tags.includes(tag)) tags.push(tag);
       describeResponses(doc, method, op);
       op['x-codeSamples'] = codeSamples(baseUrl, path, method, op);
     }
   }
+  doc.tags = tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? '' }));
   serveLinks(doc);
   return document;
 }
