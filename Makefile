@@ -12,7 +12,7 @@ SEED ?= 1
 OUT ?= .local/state
 JOBS ?= 2
 
-.PHONY: help install services stop status clean replica db run test check typecheck lint format bench-overhead fuzz bench data load-data
+.PHONY: help install services stop status clean replica db run test check typecheck lint format bench-overhead fuzz bench data load-data basemap
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -76,3 +76,7 @@ data: ## synthetic statewide NAL, SDF, polygons and delinquencies for all 67 cou
 
 load-data: db ## load the files `make data` wrote (OUT=) through the importers, JOBS counties at a time
 	@$(TSX) scripts/load-state.ts --out $(OUT) --jobs $(JOBS)
+	@$(TSX) scripts/basemap.ts
+
+basemap: ## redraw the explorer's base map counties from the loaded parcels (load-data does it after a load)
+	@$(TSX) scripts/basemap.ts
