@@ -19,10 +19,15 @@ CREATE TYPE api.delinquency_hit AS (
   face_amount               float8,
   certificate_holder        text,
   certificate_interest_rate float8,
-  bid_rate                  float8);
+  bid_rate                  float8,
+  deed_application_from     text,
+  expires_on                text,
+  payoff_today              float8);
 COMMENT ON TYPE api.delinquency_hit IS
   'DelinquencyHit (interface 2.5): ids as text, amounts and rates as float8, certificate_sale_date as YYYY-MM-DD; '
-  'every field present, NULL where unknown.';
+  'every field present, NULL where unknown. Added to the interface''s fields for an open certificate '
+  '(docs/certificates.md): deed_application_from and expires_on (YYYY-MM-DD) and payoff_today (what redeeming it '
+  'costs today in Florida, api.certificate_payoff), NULL for any other record.';
 
 CREATE FUNCTION api.tax_delinquency_search_hits(
   p_county             text[]  DEFAULT NULL,
@@ -34,6 +39,9 @@ CREATE FUNCTION api.tax_delinquency_search_hits(
   p_owner              text    DEFAULT NULL,
   p_vendor             text    DEFAULT NULL,
   p_certificate_number text    DEFAULT NULL,
+  p_deed_eligible      boolean DEFAULT NULL,
+  p_expires_before     date    DEFAULT NULL,
+  p_expires_after      date    DEFAULT NULL,
   p_sort               text    DEFAULT NULL,
   p_limit              integer DEFAULT 25,
   p_offset             integer DEFAULT 0,
@@ -42,13 +50,13 @@ CREATE FUNCTION api.tax_delinquency_search_hits(
 AS $$
 DECLARE
   f search.tax_delinquency_filter := search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
-    p_owner, p_vendor, p_certificate_number);
+    p_owner, p_vendor, p_certificate_number, p_deed_eligible, p_expires_before, p_expires_after);
 BEGIN
   EXECUTE format('SELECT coalesce(json_agg(h), ''[]'') FROM (%s) h', search.tax_delinquency_page_sql(f, p_sort, p_limit, p_offset))
      INTO hits;
   total := search.tax_delinquency_count(f);
 END $$;
-COMMENT ON FUNCTION api.tax_delinquency_search_hits(text[], integer, text, numeric, numeric, text, text, text, text, text, integer, integer) IS
+COMMENT ON FUNCTION api.tax_delinquency_search_hits(text[], integer, text, numeric, numeric, text, text, text, text, boolean, date, date, text, integer, integer) IS
   'GET /v1/tax-delinquencies/search and /by-parcel in one call: the exact total (pagination.total) and the page as a '
   'JSON array of DelinquencyHit objects, in order (the rows of api.search_tax_delinquencies for the same arguments). '
   'Example: SELECT total, hits FROM api.tax_delinquency_search_hits(p_county => ''{miami-dade}'', p_limit => 5);';
@@ -63,6 +71,9 @@ CREATE FUNCTION api.search_tax_delinquencies(
   p_owner              text    DEFAULT NULL,
   p_vendor             text    DEFAULT NULL,
   p_certificate_number text    DEFAULT NULL,
+  p_deed_eligible      boolean DEFAULT NULL,
+  p_expires_before     date    DEFAULT NULL,
+  p_expires_after      date    DEFAULT NULL,
   p_sort               text    DEFAULT NULL,
   p_limit              integer DEFAULT 25,
   p_offset             integer DEFAULT 0)
@@ -71,16 +82,21 @@ RETURNS SETOF api.delinquency_hit
 AS $$
 BEGIN
   RETURN QUERY EXECUTE search.tax_delinquency_page_sql(search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
-    p_owner, p_vendor, p_certificate_number), p_sort, p_limit, p_offset);
+    p_owner, p_vendor, p_certificate_number, p_deed_eligible, p_expires_before, p_expires_after), p_sort, p_limit,
+    p_offset);
 END $$;
-COMMENT ON FUNCTION api.search_tax_delinquencies(text[], integer, text, numeric, numeric, text, text, text, text, text, integer, integer) IS
+COMMENT ON FUNCTION api.search_tax_delinquencies(text[], integer, text, numeric, numeric, text, text, text, text, boolean, date, date, text, integer, integer) IS
   'DelinquencyHit rows (interface 2.5) matching every given filter. GET /v1/tax-delinquencies/search. '
   'p_county: slugs (case-insensitive), NULL = statewide, unknown slug = 400; p_tax_year: 1900-2100; '
   'p_status: exact, case-insensitive, ''unknown'' also matches records with no status; p_min_due / p_max_due: '
   'inclusive bounds on total_due (min > max = 400); p_parcel_id: punctuation-insensitive (parcel_key); '
   'p_owner: case- and punctuation-insensitive contains on the owner name (trigram index); p_vendor: source '
-  'vendor, case-insensitive exact; p_certificate_number: exact; p_sort: due_desc (default: largest total_due '
-  'first, NULLs last), due_asc (NULLs last), year_newest (tax_year desc, NULLs last), each tie-broken by id; '
+  'vendor, case-insensitive exact; p_certificate_number: exact; p_deed_eligible: true = open certificates whose '
+  'deed application date has passed and that have not expired, today in Florida (false = every other record); '
+  'p_expires_before / p_expires_after: expires_on strictly before / after the date (open certificates only); '
+  'p_sort: due_desc (default: largest total_due '
+  'first, NULLs last), due_asc (NULLs last), year_newest (tax_year desc, NULLs last), expires_soonest (expires_on, '
+  'NULLs last), each tie-broken by id; '
   'p_limit 1-500, p_offset >= 0. The exact total is count_tax_delinquencies_matching with the same filters.';
 
 CREATE FUNCTION api.count_tax_delinquencies_matching(
@@ -92,15 +108,18 @@ CREATE FUNCTION api.count_tax_delinquencies_matching(
   p_parcel_id          text    DEFAULT NULL,
   p_owner              text    DEFAULT NULL,
   p_vendor             text    DEFAULT NULL,
-  p_certificate_number text    DEFAULT NULL)
+  p_certificate_number text    DEFAULT NULL,
+  p_deed_eligible      boolean DEFAULT NULL,
+  p_expires_before     date    DEFAULT NULL,
+  p_expires_after      date    DEFAULT NULL)
 RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 BEGIN
   RETURN search.tax_delinquency_count(search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
-    p_owner, p_vendor, p_certificate_number));
+    p_owner, p_vendor, p_certificate_number, p_deed_eligible, p_expires_before, p_expires_after));
 END $$;
-COMMENT ON FUNCTION api.count_tax_delinquencies_matching(text[], integer, text, numeric, numeric, text, text, text, text) IS
+COMMENT ON FUNCTION api.count_tax_delinquencies_matching(text[], integer, text, numeric, numeric, text, text, text, text, boolean, date, date) IS
   'Exact number of records search_tax_delinquencies matches for the same filters (its pagination.total); '
   'same parameters and validation, without sort / limit / offset.';
 

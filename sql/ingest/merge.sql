@@ -210,10 +210,10 @@ BEGIN
   WITH w AS (
     INSERT INTO core.tax_delinquencies AS t (county_id, parcel_id, tax_year, status, delinquent_amount, total_due,
            certificate_number, certificate_sale_date, owner_name, site_address_full, source_vendor, face_amount,
-           certificate_holder, certificate_interest_rate, bid_rate)
+           certificate_holder, certificate_interest_rate, bid_rate, county_purchase_date)
     SELECT s.county_id, s.parcel_id, s.tax_year, s.status, s.delinquent_amount, s.total_due, s.certificate_number,
            s.certificate_sale_date, s.owner_name, s.site_address_full, s.source_vendor, s.face_amount,
-           s.certificate_holder, s.certificate_interest_rate, s.bid_rate
+           s.certificate_holder, s.certificate_interest_rate, s.bid_rate, s.county_purchase_date
       FROM ingest.delinquency_stage s
      WHERE s.load_id = p_load_id AND s.county_id = p_county_id
      ORDER BY s.line_no
@@ -224,14 +224,15 @@ BEGIN
            source_vendor = EXCLUDED.source_vendor, face_amount = EXCLUDED.face_amount,
            certificate_holder = EXCLUDED.certificate_holder,
            certificate_interest_rate = EXCLUDED.certificate_interest_rate, bid_rate = EXCLUDED.bid_rate,
-           ingested_at = now(), updated_at = now()
+           county_purchase_date = EXCLUDED.county_purchase_date, ingested_at = now(), updated_at = now()
      WHERE (t.parcel_id, t.status, t.delinquent_amount, t.total_due, t.certificate_sale_date, t.owner_name,
             t.site_address_full, t.source_vendor, t.face_amount, t.certificate_holder, t.certificate_interest_rate,
-            t.bid_rate)
+            t.bid_rate, t.county_purchase_date)
            IS DISTINCT FROM
            (EXCLUDED.parcel_id, EXCLUDED.status, EXCLUDED.delinquent_amount, EXCLUDED.total_due,
             EXCLUDED.certificate_sale_date, EXCLUDED.owner_name, EXCLUDED.site_address_full, EXCLUDED.source_vendor,
-            EXCLUDED.face_amount, EXCLUDED.certificate_holder, EXCLUDED.certificate_interest_rate, EXCLUDED.bid_rate)
+            EXCLUDED.face_amount, EXCLUDED.certificate_holder, EXCLUDED.certificate_interest_rate, EXCLUDED.bid_rate,
+            EXCLUDED.county_purchase_date)
     RETURNING (t.xmax = 0) AS is_insert)
   SELECT count(*) FILTER (WHERE is_insert), count(*) FILTER (WHERE NOT is_insert) INTO inserted, updated FROM w;
 

@@ -11,14 +11,19 @@ CREATE TYPE search.tax_delinquency_filter AS (
   parcel_key          text,     -- core.normalize_parcel_id
   owner               text,     -- core.normalize_text
   vendor              text,     -- lower case
-  certificate_number  text
+  certificate_number  text,
+  deed_eligible       boolean,  -- against today
+  expires_before      date,
+  expires_after       date,
+  today               date      -- the day in Florida the request was made: what deed_eligible and payoff_today use
 );
 COMMENT ON TYPE search.tax_delinquency_filter IS 'The filters of delinquency search, checked and normalized, shared by its page and total.';
 
 CREATE FUNCTION search.tax_delinquency_filter_of(
   p_county text[] DEFAULT NULL, p_tax_year integer DEFAULT NULL, p_status text DEFAULT NULL,
   p_min_due numeric DEFAULT NULL, p_max_due numeric DEFAULT NULL, p_parcel_id text DEFAULT NULL,
-  p_owner text DEFAULT NULL, p_vendor text DEFAULT NULL, p_certificate_number text DEFAULT NULL
+  p_owner text DEFAULT NULL, p_vendor text DEFAULT NULL, p_certificate_number text DEFAULT NULL,
+  p_deed_eligible boolean DEFAULT NULL, p_expires_before date DEFAULT NULL, p_expires_after date DEFAULT NULL
 ) RETURNS search.tax_delinquency_filter
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
@@ -48,9 +53,16 @@ BEGIN
     PERFORM core.bad_input('certificate_number: must be 1-80 characters');
   END IF;
   f.certificate_number := btrim(p_certificate_number);
+  IF p_expires_after >= p_expires_before THEN
+    PERFORM core.bad_input('expires_after: must be before expires_before');
+  END IF;
+  f.deed_eligible := p_deed_eligible;
+  f.expires_before := p_expires_before;
+  f.expires_after := p_expires_after;
+  f.today := search.florida_today();
   RETURN f;
 END $$;
-COMMENT ON FUNCTION search.tax_delinquency_filter_of(text[], integer, text, numeric, numeric, text, text, text, text) IS
+COMMENT ON FUNCTION search.tax_delinquency_filter_of(text[], integer, text, numeric, numeric, text, text, text, text, boolean, date, date) IS
   'Checks the filters of delinquency search (22023 naming the parameter) and makes one normalized '
   'search.tax_delinquency_filter of them: county ids, lower-case status and vendor, parcel_key, normalized owner.';
 
@@ -75,6 +87,15 @@ BEGIN
   IF f.owner IS NOT NULL THEN w := w || format('d.owner_search LIKE %L', '%' || f.owner || '%'); END IF;
   IF f.vendor IS NOT NULL THEN w := w || format('lower(d.source_vendor) = %L', f.vendor); END IF;
   IF f.certificate_number IS NOT NULL THEN w := w || format('d.certificate_number = %L', f.certificate_number); END IF;
+  -- deed_application_from is set on open certificates only (a range on it implies one), expires_on NULL on an open
+  -- one means a stopped clock (docs/certificates.md)
+  IF f.deed_eligible THEN
+    w := w || format('d.deed_application_from <= %L::date AND (d.expires_on >= %1$L::date OR d.expires_on IS NULL)', f.today);
+  ELSIF NOT f.deed_eligible THEN
+    w := w || format('NOT coalesce(d.deed_application_from <= %L::date AND (d.expires_on >= %1$L::date OR d.expires_on IS NULL), false)', f.today);
+  END IF;
+  IF f.expires_before IS NOT NULL THEN w := w || format('d.expires_on < %L::date', f.expires_before); END IF;
+  IF f.expires_after IS NOT NULL THEN w := w || format('d.expires_on > %L::date', f.expires_after); END IF;
   RETURN array_to_string(w, ' AND ');
 END $$;
 COMMENT ON FUNCTION search.tax_delinquency_where(search.tax_delinquency_filter) IS
@@ -92,10 +113,11 @@ DECLARE
     WHEN 'due_desc'    THEN 'd.total_due DESC NULLS LAST, d.id'
     WHEN 'due_asc'     THEN 'd.total_due ASC NULLS LAST, d.id'
     WHEN 'year_newest' THEN 'd.tax_year DESC NULLS LAST, d.id'
+    WHEN 'expires_soonest' THEN 'd.expires_on ASC NULLS LAST, d.id'
   END;
   v_where text := search.tax_delinquency_where(f);
 BEGIN
-  IF v_order IS NULL THEN PERFORM core.bad_sort(p_sort, ARRAY['due_desc', 'due_asc', 'year_newest']); END IF;
+  IF v_order IS NULL THEN PERFORM core.bad_sort(p_sort, ARRAY['due_desc', 'due_asc', 'year_newest', 'expires_soonest']); END IF;
   PERFORM core.check_page(p_limit, p_offset);
   RETURN format($q$
     SELECT d.id::text AS id, c.slug AS county_slug, d.parcel_id AS county_parcel_id, d.tax_year::integer AS tax_year,
@@ -103,12 +125,16 @@ BEGIN
            d.certificate_number, to_char(d.certificate_sale_date, 'YYYY-MM-DD') AS certificate_sale_date,
            d.owner_name, d.site_address_full, d.source_vendor, d.face_amount::float8 AS face_amount,
            d.certificate_holder, d.certificate_interest_rate::float8 AS certificate_interest_rate,
-           d.bid_rate::float8 AS bid_rate
+           d.bid_rate::float8 AS bid_rate, to_char(d.deed_application_from, 'YYYY-MM-DD') AS deed_application_from,
+           to_char(d.expires_on, 'YYYY-MM-DD') AS expires_on,
+           (search.certificate_payoff_of(d, c.name, cs.month_of_issue_counts, %L::date)).payer_pays::float8 AS payoff_today
       FROM %s d
       JOIN core.counties c ON c.id = d.county_id
+      LEFT JOIN core.county_certificate_settings cs ON cs.county_id = d.county_id
      WHERE %s
      ORDER BY %s
      LIMIT %s OFFSET %s $q$,
+    f.today,
     -- Several counties, one tax year, by amount due (the default): each county's first offset + limit rows, read in
     -- order from its (county, year[, status], amount due) index, then merged. One condition over all the counties
     -- would walk the amount-due index across the state, filtering out every other county. Without a year, a
@@ -117,12 +143,14 @@ BEGIN
       '(SELECT m.* FROM unnest(%L::smallint[]) AS cc(id) CROSS JOIN LATERAL (SELECT d.* FROM core.tax_delinquencies d'
       ' WHERE %s AND d.county_id = cc.id ORDER BY %s LIMIT %s) m)',
       f.county_ids, search.tax_delinquency_where(ROW(NULL, f.tax_year, f.status, f.min_due, f.max_due, f.parcel_key,
-        f.owner, f.vendor, f.certificate_number)::search.tax_delinquency_filter), v_order, p_limit + p_offset)
+        f.owner, f.vendor, f.certificate_number, f.deed_eligible, f.expires_before, f.expires_after,
+        f.today)::search.tax_delinquency_filter), v_order, p_limit + p_offset)
     ELSE 'core.tax_delinquencies' END,
     v_where, v_order, p_limit, p_offset);
 END $$;
 COMMENT ON FUNCTION search.tax_delinquency_page_sql(search.tax_delinquency_filter, text, integer, integer) IS
-  'The query of one page of DelinquencyHit rows for a filter, sort (due_desc, due_asc, year_newest), limit and offset.';
+  'The query of one page of DelinquencyHit rows for a filter, sort (due_desc, due_asc, year_newest, expires_soonest), '
+  'limit and offset; payoff_today as of the filter''s today.';
 
 CREATE FUNCTION search.tax_delinquency_count(f search.tax_delinquency_filter) RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -130,7 +158,8 @@ AS $$
 DECLARE
   v_total integer;
 BEGIN
-  IF num_nonnulls(f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor, f.certificate_number) = 0 THEN
+  IF num_nonnulls(f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor, f.certificate_number, f.deed_eligible,
+                  f.expires_before, f.expires_after) = 0 THEN
     -- only county / year / status: the exact figure is in the trigger-maintained counts, no table scan
     SELECT coalesce(sum(s.records), 0)::integer INTO v_total
       FROM core.tax_delinquency_status_counts s

@@ -32,6 +32,9 @@ export const STANDARD_COLUMNS = [
   'bid_rate',
 ] as const;
 
+/** Read when present, never written by the generator: the day a county-held certificate was bought (s. 197.4725). */
+const READ_COLUMNS = [...STANDARD_COLUMNS, 'county_purchase_date'] as const;
+
 /** Collector layout: `Folio,Tax Year,Cert #,Status,Owner,Situs Address,Advertised Amt,Face Amt,Interest Rate,Amount Due,Sale Date,Holder`. */
 const ALIASES: Record<string, string[]> = {
   parcel_id: ['Folio', 'Parcel', 'Parcel Number', 'Account'],
@@ -46,10 +49,11 @@ const ALIASES: Record<string, string[]> = {
   certificate_sale_date: ['Sale Date', 'Issued Date'],
   certificate_holder: ['Holder', 'Certificate Holder', 'Bidder'],
   source_vendor: ['Vendor'],
+  county_purchase_date: ['Purchase Date', 'County Purchase Date', 'Date Purchased'],
 };
 
 /** The staging row: the standard columns, the county resolved to its id. */
-const STAGE_COLUMNS = ['county_id', ...STANDARD_COLUMNS.slice(1)] as const;
+const STAGE_COLUMNS = ['county_id', ...READ_COLUMNS.slice(1)] as const;
 
 /** Collector wording -> the API's status values; anything else is kept, lower case, spaces as underscores. */
 const STATUS: Record<string, string> = {
@@ -111,6 +115,7 @@ function mapRow(get: Getter, ctx: RowContext) {
     interest,
     // Collector exports have one rate: the winning bid is the certificate's interest rate.
     ctx.header.index.bid_rate! >= 0 ? rate('bid_rate', get('bid_rate')) : interest,
+    date('county_purchase_date', get('county_purchase_date')),
   ];
 }
 
@@ -127,7 +132,7 @@ export const delinquencyKind: Kind = {
   stage: 'ingest.delinquency_stage',
   stageColumns: STAGE_COLUMNS,
   layout: {
-    columns: STANDARD_COLUMNS,
+    columns: READ_COLUMNS,
     aliases: ALIASES,
     required: ['parcel_id', ['delinquent_amount', 'total_due']],
   },

@@ -22,6 +22,7 @@ import {
 } from '../queries/tax-delinquencies.ts';
 import { ByParcelQuery, CountsQuery, SearchQuery, SourcesQuery } from '../schemas/tax-delinquencies.ts';
 import { historyTools } from './tools-history.ts';
+import { certificateTools } from './tools-certificates.ts';
 
 export interface ToolContext {
   app: FastifyInstance;
@@ -303,4 +304,11 @@ const accountTools = [
   }),
 ];
 
-export const TOOLS: Tool[] = [...parcelTools, ...delinquencyTools, ...countyTools, ...accountTools, ...historyTools];
+export const TOOLS: Tool[] = [
+  ...parcelTools,
+  ...delinquencyTools,
+  ...countyTools,
+  ...accountTools,
+  ...historyTools,
+  ...certificateTools,
+];

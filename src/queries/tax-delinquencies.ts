@@ -20,7 +20,9 @@ export async function searchTaxDelinquencies(sql: Sql, q: SearchQuery): Promise<
       p_county => ${nul(splitList(q.county)) as string[] | null}::text[], p_tax_year => ${nul(q.tax_year)}::int,
       p_status => ${nul(q.status)}::text, p_min_due => ${nul(q.min_due)}::numeric, p_max_due => ${nul(q.max_due)}::numeric,
       p_parcel_id => ${nul(q.parcel_id)}::text, p_owner => ${nul(q.owner)}::text, p_vendor => ${nul(q.vendor)}::text,
-      p_certificate_number => ${nul(q.certificate_number)}::text, p_sort => ${nul(q.sort)}::text,
+      p_certificate_number => ${nul(q.certificate_number)}::text, p_deed_eligible => ${nul(q.deed_eligible)}::boolean,
+      p_expires_before => ${nul(q.expires_before)}::date, p_expires_after => ${nul(q.expires_after)}::date,
+      p_sort => ${nul(q.sort)}::text,
       p_limit => ${q.limit}::int, p_offset => ${q.offset}::int)`;
   return { data: page!.hits, pagination: pageOf(q.limit, q.offset, page!.total) };
 }

@@ -1,6 +1,7 @@
 // Every /v1 resource, registered once per base path (/v1 and /api/v1) behind authentication and metering.
 import type { FastifyPluginAsync } from 'fastify';
 import account from './account.ts';
+import certificates from './certificates.ts';
 import counties from './counties.ts';
 import parcels from './parcels.ts';
 import sales from './sales.ts';
@@ -16,6 +17,7 @@ export const resources: FastifyPluginAsync = async (app) => {
   await app.register(parcels);
   await app.register(sales);
   await app.register(taxDelinquencies);
+  await app.register(certificates);
   await app.register(tiles);
   await app.register(webhooks);
   await app.register(savedSearches);

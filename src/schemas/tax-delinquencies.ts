@@ -1,6 +1,16 @@
 // DelinquencyHit, TaxDelinquencySource, freshness and counts and their parameters.
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, CountyList, CountySlug, Limit, Offset, PAGE_LIMIT_MAX, StringEnum, TextParam } from './common.ts';
+import {
+  Amount,
+  CountyList,
+  CountySlug,
+  DateParam,
+  Limit,
+  Offset,
+  PAGE_LIMIT_MAX,
+  StringEnum,
+  TextParam,
+} from './common.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Number>>(
   schema: T,
@@ -27,6 +37,15 @@ export const DelinquencyHit = Type.Object(
     certificate_holder: NullableString('Certificate holder (bidder or the county when struck).'),
     certificate_interest_rate: NullableNumber('Certificate interest rate, percent (0-18).'),
     bid_rate: NullableNumber('Winning bid rate, percent.'),
+    deed_application_from: NullableString(
+      'Open certificates: the first day its holder may apply for a tax deed (April 1 of the second year after its date, s. 197.502), YYYY-MM-DD.',
+    ),
+    expires_on: NullableString(
+      'Open certificates: the last day before it is cancelled, 7 years after its date (s. 197.482), YYYY-MM-DD; null when a deed application or proceeding stopped the clock.',
+    ),
+    payoff_today: NullableNumber(
+      'Open certificates: what redeeming it costs today in Florida in USD (payer_pays of /tax-delinquencies/{id}/payoff); null when it has no payoff today.',
+    ),
   },
   { $id: 'DelinquencyHit' },
 );
@@ -88,8 +107,19 @@ export const SearchQuery = Type.Object({
   owner: Type.Optional(TextParam(200, 'Owner name, case-insensitive contains.')),
   vendor: Type.Optional(TextParam(80, 'Source vendor, case-insensitive.')),
   certificate_number: Type.Optional(TextParam(80, 'Tax-certificate number, exact.')),
+  deed_eligible: Type.Optional(
+    Type.Boolean({
+      description:
+        'true: open certificates whose deed application date has passed and that have not expired (today in Florida); false: every other record.',
+    }),
+  ),
+  expires_before: Type.Optional(DateParam('Open certificates expiring strictly before this day')),
+  expires_after: Type.Optional(DateParam('Open certificates expiring strictly after this day')),
   sort: Type.Optional(
-    StringEnum(['due_desc', 'due_asc', 'year_newest'], 'due_desc (default), due_asc or year_newest; ties by id.'),
+    StringEnum(
+      ['due_desc', 'due_asc', 'year_newest', 'expires_soonest'],
+      'due_desc (default), due_asc, year_newest or expires_soonest (open certificates first, soonest expiry first); ties by id.',
+    ),
   ),
   limit: Limit(),
   offset: Offset,

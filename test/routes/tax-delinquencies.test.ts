@@ -21,10 +21,13 @@ const HIT_FIELDS = [
   'certificate_sale_date',
   'county_parcel_id',
   'county_slug',
+  'deed_application_from',
   'delinquent_amount',
+  'expires_on',
   'face_amount',
   'id',
   'owner_name',
+  'payoff_today',
   'site_address_full',
   'source_vendor',
   'status',
@@ -54,7 +57,8 @@ t.test('search: list envelope, every DelinquencyHit field, exact pagination', as
   t.same(ids(body), [A6, A1], 'due_desc is the default');
   const all = await ok(t, `${S}/search?county=alachua`);
   t.same(all.pagination, { limit: 25, offset: 0, total: 6, has_more: false }, 'limit defaults to 25');
-  for (const hit of all.data) t.same(Object.keys(hit).sort(), HIT_FIELDS, `hit ${hit.id} has all 16 fields`);
+  for (const hit of all.data)
+    t.same(Object.keys(hit).sort(), HIT_FIELDS, `hit ${hit.id} has all ${HIT_FIELDS.length} fields`);
   const a4 = all.data.find((h: Hit) => h.id === A4);
   t.equal(a4.status, null, 'nulls stay null');
   t.equal(a4.total_due, null);

@@ -61,6 +61,7 @@ t.test('the api schema is the interface: its functions are the entry points, the
     [
       'autocomplete_parcels',
       'basemap_tile',
+      'certificate_payoff',
       'count_parcel_sales',
       'count_parcels',
       'count_sales',
@@ -78,6 +79,7 @@ t.test('the api schema is the interface: its functions are the entry points, the
       'list_parcel_sales',
       'list_tax_delinquency_sources',
       'list_tax_delinquency_sources_by_county',
+      'parcel_certificates',
       'parcel_features',
       'parcel_history',
       'parcel_query_words',
@@ -186,6 +188,10 @@ t.test('the reads run no LANGUAGE sql function that the planner did not inline',
     tx`SELECT count(*) FROM api.get_county(${'broward'})`,
     tx`SELECT count(*) FROM api.parcel_features(${[1, 5, 15]}::bigint[])`,
     tx`SELECT length(api.parcel_tile(16, 18168, 27910))`,
+    tx`SELECT count(*) FROM api.certificate_payoff(${2}, ${'2026-05-20'}::date)`,
+    tx`SELECT count(*) FROM api.parcel_certificates(${323})`,
+    tx`SELECT count(*) FROM api.search_tax_delinquencies(p_county => ${['miami-dade']}, p_deed_eligible => true,
+                                                        p_sort => 'expires_soonest')`,
   ];
   const sqlCalls = (tx: postgres.TransactionSql) => tx<{ fn: string; calls: number }[]>`
     SELECT p.oid::regprocedure::text AS fn, s.calls::int AS calls
