@@ -96,6 +96,8 @@ CREATE FUNCTION api.parcel_search_hits(
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
   p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
+  p_owner_changed_since integer DEFAULT NULL, p_just_value_change_min float8 DEFAULT NULL,
+  p_just_value_change_max float8 DEFAULT NULL,
   p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0,
   p_words api.query_word[] DEFAULT NULL,
   OUT total integer, OUT hits json
@@ -109,11 +111,12 @@ BEGIN
   SELECT pg.ids, pg.total INTO v_ids, total
     FROM search.parcel_search_page(search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
-    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_owner_changed_since,
+    p_just_value_change_min, p_just_value_change_max),
     p_sort, p_limit, p_offset, p_words) pg;
   SELECT coalesce(json_agg(r), '[]') INTO hits FROM search.parcel_rows(v_ids, false) r;
 END $$;
-COMMENT ON FUNCTION api.parcel_search_hits(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[]) IS
+COMMENT ON FUNCTION api.parcel_search_hits(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, integer, float8, float8, text, integer, integer, api.query_word[]) IS
   'GET /v1/parcels/search in one call: the exact total (pagination.total) and the page as a JSON array of ParcelHit '
   'objects, in order (the rows of api.search_parcels for the same arguments). Example: '
   'SELECT total, hits FROM api.parcel_search_hits(p_query => ''smith john'', p_limit => 5);';
@@ -127,6 +130,8 @@ CREATE FUNCTION api.search_parcels(
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
   p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
+  p_owner_changed_since integer DEFAULT NULL, p_just_value_change_min float8 DEFAULT NULL,
+  p_just_value_change_max float8 DEFAULT NULL,
   p_sort text DEFAULT NULL, p_limit integer DEFAULT 25, p_offset integer DEFAULT 0,
   p_words api.query_word[] DEFAULT NULL
 ) RETURNS SETOF api.parcel_hit
@@ -138,10 +143,11 @@ AS $$
 BEGIN
   RETURN QUERY SELECT * FROM search.parcel_rows((search.parcel_search_page(search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
-    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_owner_changed_since,
+    p_just_value_change_min, p_just_value_change_max),
     p_sort, p_limit, p_offset, p_words, p_with_total => false)).ids, false);
 END $$;
-COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, text, integer, integer, api.query_word[]) IS
+COMMENT ON FUNCTION api.search_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, integer, float8, float8, text, integer, integer, api.query_word[]) IS
   'GET /v1/parcels/search. Owner/address search (p_query: every word must match a word of the owner name or site address exactly, by a typo or, for the last word, as a prefix, see api.parcel_query_words; ranked by score, then an owner or address equal to the query, then id; beyond search.ranked_in_full() (5,000) matches paged tier by tier: exact text, every word exact (each by id), every word matched at least as well as the lowest quality level that bounds them to that number (by score), the rest (by id)), county slugs, use codes, city, zip, value and last-sale bounds, p_near_lat/p_near_lng/p_radius_m (metres, at most search.near_radius_max_m(): 50000), p_bbox {minLng,minLat,maxLng,maxLat}, p_point_lng/p_point_lat (parcels containing the point). p_sort: relevance (default with a query), distance (default with near), id (default otherwise), or just_value, assessed_value, taxable_value, last_sale_date, last_sale_price, year_built with _asc/_desc (parcels without the value last; ties broken by id in the sort''s direction). geometry is null. p_words: the query''s reading as api.parcel_query_words(p_query) returns it, for a caller that runs search, count and facets of one query and reads it once (NULL: read here). Example: SELECT * FROM api.search_parcels(p_query => ''smith john'', p_county => ''{miami-dade}'');';
 
 CREATE FUNCTION api.count_parcels(
@@ -153,6 +159,8 @@ CREATE FUNCTION api.count_parcels(
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
   p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
+  p_owner_changed_since integer DEFAULT NULL, p_just_value_change_min float8 DEFAULT NULL,
+  p_just_value_change_max float8 DEFAULT NULL,
   p_words api.query_word[] DEFAULT NULL
 ) RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -160,10 +168,11 @@ AS $$
 BEGIN
   RETURN search.parcel_count(search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
-    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_owner_changed_since,
+    p_just_value_change_min, p_just_value_change_max),
     search.parcel_words_of(p_query, p_words));
 END $$;
-COMMENT ON FUNCTION api.count_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, api.query_word[]) IS
+COMMENT ON FUNCTION api.count_parcels(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, integer, float8, float8, api.query_word[]) IS
   'The exact number of parcels search_parcels matches for the same filters (pagination.total). p_words: as in search_parcels.';
 
 CREATE FUNCTION api.facet_parcels(
@@ -176,6 +185,8 @@ CREATE FUNCTION api.facet_parcels(
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
   p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
+  p_owner_changed_since integer DEFAULT NULL, p_just_value_change_min float8 DEFAULT NULL,
+  p_just_value_change_max float8 DEFAULT NULL,
   p_words api.query_word[] DEFAULT NULL
 ) RETURNS jsonb
   LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -183,10 +194,11 @@ AS $$
 BEGIN
   RETURN search.parcel_facets(p_facets, search.parcel_filter_of(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip,
     p_just_value_min, p_just_value_max, p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min,
-    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat),
+    p_sale_price_max, p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_owner_changed_since,
+    p_just_value_change_min, p_just_value_change_max),
     search.parcel_words_of(p_query, p_words));
 END $$;
-COMMENT ON FUNCTION api.facet_parcels(text[], text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, api.query_word[]) IS
+COMMENT ON FUNCTION api.facet_parcels(text[], text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, integer, float8, float8, api.query_word[]) IS
   'p_words: as in search_parcels. Counts per value over the whole filtered result (not a page) for each facet of p_facets (county, dor_use_code, property_use_code, city, zip): {"county": [{"value": "miami-dade", "count": 12}, ...]}, most frequent first, at most 100 values per facet, null for parcels without a value.';
 
 CREATE FUNCTION api.get_parcel(p_id bigint) RETURNS SETOF api.parcel_hit

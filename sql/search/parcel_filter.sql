@@ -21,7 +21,10 @@ CREATE TYPE search.parcel_filter AS (
   radius_m        float8,
   bbox            float8[],
   point_lng       float8,
-  point_lat       float8
+  point_lat       float8,
+  owner_changed_since    integer,
+  just_value_change_min  float8,
+  just_value_change_max  float8
 );
 COMMENT ON TYPE search.parcel_filter IS 'The filters of parcel search, as one value shared by search, count and facets.';
 
@@ -81,6 +84,10 @@ BEGIN
   IF f.sale_before IS NOT NULL THEN w := w || format('p.last_sale_date <= %L::date', f.sale_before); END IF;
   IF f.sale_price_min IS NOT NULL THEN w := w || format('p.last_sale_price >= %L::float8', f.sale_price_min); END IF;
   IF f.sale_price_max IS NOT NULL THEN w := w || format('p.last_sale_price <= %L::float8', f.sale_price_max); END IF;
+  -- roll history (docs/history.md): the change columns the NAL merge keeps on the current parcel
+  IF f.owner_changed_since IS NOT NULL THEN w := w || format('p.owner_changed_year >= %L', f.owner_changed_since); END IF;
+  IF f.just_value_change_min IS NOT NULL THEN w := w || format('p.just_value_change_pct >= %L::numeric', f.just_value_change_min); END IF;
+  IF f.just_value_change_max IS NOT NULL THEN w := w || format('p.just_value_change_pct <= %L::numeric', f.just_value_change_max); END IF;
   IF f.near_lat IS NOT NULL THEN
     -- Near: ST_DWithin(p.geom::geography, point, r) on the sphere. That test costs ~10 us a parcel (the cast and a
     -- geodesic distance), so only parcels that cheaper bounds cannot decide get it (under 1% at 500 m). The bounds
@@ -159,7 +166,9 @@ CREATE FUNCTION search.parcel_filter_of(
   p_sale_after date DEFAULT NULL, p_sale_before date DEFAULT NULL,
   p_sale_price_min float8 DEFAULT NULL, p_sale_price_max float8 DEFAULT NULL,
   p_near_lat float8 DEFAULT NULL, p_near_lng float8 DEFAULT NULL, p_radius_m float8 DEFAULT NULL,
-  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL
+  p_bbox float8[] DEFAULT NULL, p_point_lng float8 DEFAULT NULL, p_point_lat float8 DEFAULT NULL,
+  p_owner_changed_since integer DEFAULT NULL, p_just_value_change_min float8 DEFAULT NULL,
+  p_just_value_change_max float8 DEFAULT NULL
 ) RETURNS search.parcel_filter
   LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -185,12 +194,17 @@ BEGIN
   IF p_assessed_min > p_assessed_max THEN PERFORM core.bad_input('assessed_min: must not be greater than assessed_max'); END IF;
   IF p_sale_after > p_sale_before THEN PERFORM core.bad_input('sale_after: must not be later than sale_before'); END IF;
   IF p_sale_price_min > p_sale_price_max THEN PERFORM core.bad_input('sale_price_min: must not be greater than sale_price_max'); END IF;
+  IF p_owner_changed_since NOT BETWEEN 1900 AND 2200 THEN PERFORM core.bad_input('owner_changed_since: must be a roll year (YYYY)'); END IF;
+  IF p_just_value_change_min > p_just_value_change_max THEN
+    PERFORM core.bad_input('just_value_change_min: must not be greater than just_value_change_max');
+  END IF;
   IF p_query IS NOT NULL AND core.normalize_text(p_query) = '' THEN PERFORM core.bad_input('query: must contain a letter or a digit'); END IF;
   RETURN ROW(p_query, p_county, p_use_code, p_dor_use_code, p_city, p_zip, p_just_value_min, p_just_value_max,
              p_assessed_min, p_assessed_max, p_sale_after, p_sale_before, p_sale_price_min, p_sale_price_max,
-             p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat)::search.parcel_filter;
+             p_near_lat, p_near_lng, p_radius_m, p_bbox, p_point_lng, p_point_lat, p_owner_changed_since,
+             p_just_value_change_min, p_just_value_change_max)::search.parcel_filter;
 END $$;
-COMMENT ON FUNCTION search.parcel_filter_of(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8) IS
+COMMENT ON FUNCTION search.parcel_filter_of(text, text[], text[], text[], text, text, float8, float8, float8, float8, date, date, float8, float8, float8, float8, float8, float8[], float8, float8, integer, float8, float8) IS
   'Checks the filters of parcel search (ranges, coordinates, radius up to search.near_radius_max_m()) and makes the one '
   'search.parcel_filter value that search, count and facets of a request share.';
 
@@ -199,7 +213,7 @@ CREATE FUNCTION search.parcel_filter_is_words_only(f search.parcel_filter) RETUR
   RETURN f.query IS NOT NULL
      AND num_nonnulls(f.use_code, f.dor_use_code, f.city, f.zip, f.just_value_min, f.just_value_max, f.assessed_min,
                       f.assessed_max, f.sale_after, f.sale_before, f.sale_price_min, f.sale_price_max, f.near_lat,
-                      f.bbox, f.point_lng) = 0;
+                      f.bbox, f.point_lng, f.owner_changed_since, f.just_value_change_min, f.just_value_change_max) = 0;
 COMMENT ON FUNCTION search.parcel_filter_is_words_only(search.parcel_filter) IS
   'Helper of search_parcels / count_parcels: true when the filter is a query, with or without counties, and nothing '
   'else, so that search and count can run on core.parcel_postings.';
@@ -208,7 +222,7 @@ CREATE FUNCTION search.parcel_filter_is_place_only(f search.parcel_filter) RETUR
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN num_nonnulls(f.query, f.county, f.use_code, f.dor_use_code, f.city, f.zip, f.just_value_min, f.just_value_max,
                       f.assessed_min, f.assessed_max, f.sale_after, f.sale_before, f.sale_price_min, f.sale_price_max,
-                      f.near_lat) = 0
+                      f.near_lat, f.owner_changed_since, f.just_value_change_min, f.just_value_change_max) = 0
      AND num_nonnulls(f.bbox, f.point_lng) = 1;
 COMMENT ON FUNCTION search.parcel_filter_is_place_only(search.parcel_filter) IS
   'Helper of parcel_search_page: true when the filter is a point alone or a bbox alone (search.parcel_page_by_place).';
@@ -217,7 +231,8 @@ COMMENT ON FUNCTION search.parcel_filter_is_place_only(search.parcel_filter) IS
 CREATE FUNCTION search.parcel_filter_is_categorical(f search.parcel_filter) RETURNS boolean
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN num_nonnulls(f.query, f.just_value_min, f.just_value_max, f.assessed_min, f.assessed_max, f.sale_after,
-                      f.sale_before, f.sale_price_min, f.sale_price_max, f.near_lat, f.bbox, f.point_lng) = 0;
+                      f.sale_before, f.sale_price_min, f.sale_price_max, f.near_lat, f.bbox, f.point_lng,
+                      f.owner_changed_since, f.just_value_change_min, f.just_value_change_max) = 0;
 COMMENT ON FUNCTION search.parcel_filter_is_categorical(search.parcel_filter) IS
   'Helper of count_parcels / facet_parcels: true when the filter uses only county, use_code, dor_use_code, city and '
   'zip, so exact totals and facets can be summed from core.parcel_facet_counts.';

@@ -236,7 +236,8 @@ BEGIN
   IF cardinality(p_words) = 1 AND cardinality(p_words[1].terms) = 1
      AND num_nonnulls(f.county, f.use_code, f.dor_use_code, f.city, f.zip, f.just_value_min, f.just_value_max,
                       f.assessed_min, f.assessed_max, f.sale_after, f.sale_before, f.sale_price_min, f.sale_price_max,
-                      f.near_lat, f.bbox, f.point_lng) = 0 THEN
+                      f.near_lat, f.bbox, f.point_lng, f.owner_changed_since, f.just_value_change_min,
+                      f.just_value_change_max) = 0 THEN
     RETURN coalesce((SELECT t.parcels FROM core.parcel_terms t WHERE t.term = p_words[1].terms[1]), 0);
   END IF;
   RETURN NULL;

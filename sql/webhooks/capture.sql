@@ -8,7 +8,8 @@
 CREATE OR REPLACE FUNCTION webhooks.event_types() RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN ARRAY['tax_delinquency.created', 'tax_delinquency.updated', 'tax_delinquency.removed',
-               'parcel.sale_recorded', 'parcel.owner_changed', 'county.data_refreshed', 'webhook.test'];
+               'parcel.sale_recorded', 'parcel.owner_changed', 'parcel.value_changed', 'county.data_refreshed',
+               'webhook.test'];
 COMMENT ON FUNCTION webhooks.event_types() IS 'Every event type an endpoint may subscribe to (docs/webhooks.md).';
 
 CREATE OR REPLACE FUNCTION webhooks.public_id(p_prefix text, p_id bigint) RETURNS text
@@ -246,14 +247,52 @@ END $$;
 COMMENT ON FUNCTION webhooks.capture_sales() IS
   'Trigger function (statement level) on core.sales: during an SDF merge, one parcel.sale_recorded event per new sale.';
 
+-- parcel.value_changed: the smallest threshold (percent) of the endpoints that would receive it in the county, so
+-- a change nobody asked for is not written; NULL when nobody subscribes. The fan-out applies each endpoint's own.
+CREATE OR REPLACE FUNCTION webhooks.value_change_floor(p_county_id smallint) RETURNS numeric
+  LANGUAGE sql STABLE
+AS $$
+  SELECT min(e.value_change_threshold) FROM webhooks.endpoints e
+    JOIN accounts.clients c ON c.id = e.client_id
+    JOIN accounts.plans p ON p.plan = c.plan
+   WHERE e.deleted_at IS NULL AND e.status = 'enabled' AND 'parcel.value_changed' = ANY (e.events)
+     AND (e.counties IS NULL OR p_county_id = ANY (e.counties))
+     AND c.status = 'active' AND p.webhooks <> 'no'
+$$;
+COMMENT ON FUNCTION webhooks.value_change_floor(smallint) IS
+  'The smallest value_change_threshold of the endpoints that would receive parcel.value_changed in the county; NULL when none.';
+
+-- The just value change of a parcel.value_changed event, in percent (2 decimals), from its data and previous.
+CREATE OR REPLACE FUNCTION webhooks.value_change_pct(p_data json, p_previous json) RETURNS numeric
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN round(((p_data->>'just_value')::numeric - (p_previous->>'just_value')::numeric) * 100
+               / nullif((p_previous->>'just_value')::numeric, 0), 2);
+COMMENT ON FUNCTION webhooks.value_change_pct(json, json) IS
+  'parcel.value_changed: (data.just_value - previous.just_value) / previous.just_value in percent, 2 decimals.';
+
 CREATE OR REPLACE FUNCTION webhooks.capture_parcels() RETURNS trigger
   LANGUAGE plpgsql
 AS $$
 DECLARE
   m record;
+  v_floor numeric;
 BEGIN
   SELECT * INTO m FROM webhooks.current_merge();
-  IF m.kind IS DISTINCT FROM 'nal' OR NOT webhooks.wanted('parcel.owner_changed', m.county_id) THEN RETURN NULL; END IF;
+  IF m.kind IS DISTINCT FROM 'nal' THEN RETURN NULL; END IF;
+  v_floor := webhooks.value_change_floor(m.county_id);
+  -- a new roll year whose just value moved by more than some endpoint's threshold
+  IF v_floor IS NOT NULL THEN
+    INSERT INTO webhooks.events (type, county_id, load_id, data, previous)
+    SELECT 'parcel.value_changed', n.county_id, m.load_id, webhooks.parcel_hit(n, c.slug, c.name),
+           json_build_object('roll_year', o.roll_year, 'just_value', o.just_value::float8)
+      FROM new_rows n
+      JOIN old_rows o ON o.id = n.id
+      JOIN core.counties c ON c.id = m.county_id
+     WHERE n.roll_year > o.roll_year AND o.just_value > 0
+       AND abs(n.just_value - o.just_value) * 100.0 / o.just_value > v_floor
+     ORDER BY n.id;
+  END IF;
+  IF NOT webhooks.wanted('parcel.owner_changed', m.county_id) THEN RETURN NULL; END IF;
   INSERT INTO webhooks.events (type, county_id, load_id, data, previous)
   SELECT 'parcel.owner_changed', n.county_id, m.load_id, webhooks.parcel_hit(n, c.slug, c.name),
          json_build_object('owner_name', o.owner_name)
@@ -266,4 +305,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION webhooks.capture_parcels() IS
   'Trigger function (statement level) on core.parcels: during a NAL merge, one parcel.owner_changed event (previous: '
-  'the old owner_name) per parcel whose owner name changed.';
+  'the old owner_name) per parcel whose owner name changed, and one parcel.value_changed event (previous: the old '
+  'roll_year and just_value) per parcel whose new roll year moved its just value by more than the smallest threshold '
+  'of the endpoints subscribed (webhooks.value_change_floor).';

@@ -26,7 +26,7 @@ BEGIN
            WHERE e.load_id = o.load_id AND e.id >= o.next_event_id ORDER BY e.id LIMIT p_max_events) c;
   IF v_last IS NOT NULL THEN
     WITH subs AS (
-      SELECT e.id, t.type, e.counties, e.created_at
+      SELECT e.id, t.type, e.counties, e.created_at, e.value_change_threshold
         FROM webhooks.endpoints e
         JOIN accounts.clients c ON c.id = e.client_id
         JOIN accounts.plans p ON p.plan = c.plan
@@ -41,6 +41,9 @@ BEGIN
                WHERE ev.load_id = o.load_id AND ev.id BETWEEN o.next_event_id AND v_last
                  AND (s.counties IS NULL OR ev.county_id = ANY (s.counties))
                  AND s.created_at <= ev.created_at
+                 -- each endpoint's own threshold (docs/history.md#webhooks)
+                 AND (ev.type <> 'parcel.value_changed'
+                      OR abs(webhooks.value_change_pct(ev.data, ev.previous)) > s.value_change_threshold)
               UNION ALL
               -- saved_search.matched: to the endpoints the event names (docs/saved-searches.md)
               SELECT s.id, ev.id

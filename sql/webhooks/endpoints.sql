@@ -14,7 +14,7 @@ AS $$
     'id', webhooks.endpoint_public_id(e.id), 'url', e.url, 'description', e.description,
     'events', to_json(e.events),
     'counties', (SELECT json_agg(c.slug ORDER BY c.slug) FROM core.counties c WHERE c.id = ANY (e.counties)),
-    'status', e.status, 'disabled_reason', e.disabled_reason,
+    'status', e.status, 'disabled_reason', e.disabled_reason, 'value_change_threshold', e.value_change_threshold::float8,
     'previous_secret_expires_at', CASE WHEN e.old_secret_until > clock_timestamp() THEN webhooks.iso_ms(e.old_secret_until) END,
     'created_at', webhooks.iso_ms(e.created_at), 'updated_at', webhooks.iso_ms(e.updated_at))
 $$;
@@ -63,14 +63,29 @@ END $$;
 COMMENT ON FUNCTION webhooks.checked_counties(text[]) IS
   'County ids for slugs (case-insensitive), NULL for NULL (every county); 22023 naming an unknown slug or an empty list.';
 
+-- parcel.value_changed's threshold, checked once for create and update: NULL stays NULL (not given).
+CREATE OR REPLACE FUNCTION webhooks.checked_value_change_threshold(p_threshold numeric) RETURNS numeric
+  LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  IF p_threshold < 0 OR p_threshold > 1000 THEN
+    PERFORM core.bad_input('value_change_threshold: must be a percentage from 0 to 1000');
+  END IF;
+  RETURN round(p_threshold, 2);
+END $$;
+COMMENT ON FUNCTION webhooks.checked_value_change_threshold(numeric) IS
+  'value_change_threshold of an endpoint (percent, 0-1000, 2 decimals); 22023 outside; NULL for NULL.';
+
+DROP FUNCTION IF EXISTS webhooks.create_endpoint(uuid, uuid, text, text[], text[], text, bytea, integer);
 CREATE OR REPLACE FUNCTION webhooks.create_endpoint(p_client_id uuid, p_id uuid, p_url text, p_events text[],
-  p_counties text[], p_description text, p_secret_box bytea, p_max_endpoints integer) RETURNS json
+  p_counties text[], p_description text, p_secret_box bytea, p_max_endpoints integer,
+  p_value_change_threshold numeric DEFAULT NULL) RETURNS json
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = webhooks, pg_temp
 AS $$
 DECLARE
   e webhooks.endpoints;
   v_events text[] := webhooks.checked_events(p_events);
   v_counties smallint[] := webhooks.checked_counties(p_counties);
+  v_threshold numeric := webhooks.checked_value_change_threshold(p_value_change_threshold);
 BEGIN
   -- one creation per client at a time, so two concurrent requests cannot both pass the count
   PERFORM pg_advisory_xact_lock(7472, hashtext(p_client_id::text));
@@ -80,10 +95,14 @@ BEGIN
   INSERT INTO webhooks.endpoints (id, client_id, url, description, events, counties, secret_box)
   VALUES (p_id, p_client_id, p_url, p_description, v_events, v_counties, p_secret_box)
   RETURNING * INTO e;
+  IF v_threshold IS NOT NULL THEN  -- else the column's default
+    UPDATE webhooks.endpoints x SET value_change_threshold = v_threshold WHERE x.id = e.id RETURNING * INTO e;
+  END IF;
   RETURN webhooks.endpoint_json(e);
 END $$;
-COMMENT ON FUNCTION webhooks.create_endpoint(uuid, uuid, text, text[], text[], text, bytea, integer) IS
-  'POST /v1/webhooks: registers an endpoint for the client (at most p_max_endpoints that are not deleted).';
+COMMENT ON FUNCTION webhooks.create_endpoint(uuid, uuid, text, text[], text[], text, bytea, integer, numeric) IS
+  'POST /v1/webhooks: registers an endpoint for the client (at most p_max_endpoints that are not deleted); '
+  'p_value_change_threshold NULL: the default (10%).';
 
 CREATE OR REPLACE FUNCTION webhooks.list_endpoints(p_client_id uuid) RETURNS json
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = webhooks, pg_temp
@@ -101,8 +120,10 @@ AS $$
 $$;
 COMMENT ON FUNCTION webhooks.get_endpoint(uuid, uuid) IS 'GET /v1/webhooks/{id}: one endpoint of the client; NULL if none.';
 
+DROP FUNCTION IF EXISTS webhooks.update_endpoint(uuid, uuid, text, text[], text[], boolean, text, boolean, text);
 CREATE OR REPLACE FUNCTION webhooks.update_endpoint(p_client_id uuid, p_id uuid, p_url text, p_events text[],
-  p_counties text[], p_counties_given boolean, p_description text, p_description_given boolean, p_status text)
+  p_counties text[], p_counties_given boolean, p_description text, p_description_given boolean, p_status text,
+  p_value_change_threshold numeric DEFAULT NULL)
 RETURNS json
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = webhooks, pg_temp
 AS $$
@@ -118,6 +139,8 @@ BEGIN
          counties = CASE WHEN p_counties_given THEN webhooks.checked_counties(p_counties) ELSE x.counties END,
          description = CASE WHEN p_description_given THEN p_description ELSE x.description END,
          status = coalesce(p_status, x.status),
+         value_change_threshold = coalesce(webhooks.checked_value_change_threshold(p_value_change_threshold),
+                                           x.value_change_threshold),
          disabled_reason = CASE WHEN p_status = 'enabled' THEN NULL
                                 WHEN p_status = 'disabled' AND x.status = 'enabled' THEN 'disabled by the client'
                                 ELSE x.disabled_reason END,
@@ -133,7 +156,7 @@ BEGIN
   END IF;
   RETURN webhooks.endpoint_json(e);
 END $$;
-COMMENT ON FUNCTION webhooks.update_endpoint(uuid, uuid, text, text[], text[], boolean, text, boolean, text) IS
+COMMENT ON FUNCTION webhooks.update_endpoint(uuid, uuid, text, text[], text[], boolean, text, boolean, text, numeric) IS
   'PATCH /v1/webhooks/{id}: changes what is given (NULL: unchanged; counties and description say whether they were '
   'given, since null is a value for them). Disabling skips the pending deliveries; enabling clears the reason and the '
   'failure streak. NULL when the client has no such endpoint.';

@@ -49,13 +49,17 @@ export function filterArgs(q: ParcelSearchQuery) {
     p_bbox: bbox ?? null,
     p_point_lng: point?.[0] ?? null,
     p_point_lat: point?.[1] ?? null,
+    p_owner_changed_since: q.owner_changed_since ?? null,
+    p_just_value_change_min: q.just_value_change_min ?? null,
+    p_just_value_change_max: q.just_value_change_max ?? null,
   };
 }
 
 const FILTER_CALL = `p_query => $1, p_county => $2, p_use_code => $3, p_dor_use_code => $4, p_city => $5, p_zip => $6,
   p_just_value_min => $7, p_just_value_max => $8, p_assessed_min => $9, p_assessed_max => $10,
   p_sale_after => $11::date, p_sale_before => $12::date, p_sale_price_min => $13, p_sale_price_max => $14,
-  p_near_lat => $15, p_near_lng => $16, p_radius_m => $17, p_bbox => $18::float8[], p_point_lng => $19, p_point_lat => $20`;
+  p_near_lat => $15, p_near_lng => $16, p_radius_m => $17, p_bbox => $18::float8[], p_point_lng => $19, p_point_lat => $20,
+  p_owner_changed_since => $21, p_just_value_change_min => $22, p_just_value_change_max => $23`;
 
 export interface ParcelSearch extends Paged<ParcelHit> {
   facets?: FacetCounts;
@@ -78,14 +82,14 @@ export async function searchParcels(sql: Sql, q: ParcelSearchQuery): Promise<Par
   const words = (reading?.words ?? null) as never;
   const [[page], facetRows] = await Promise.all([
     sql.unsafe<{ total: number; hits: ParcelHit[] }[]>(
-      `SELECT total, hits FROM api.parcel_search_hits(${FILTER_CALL}, p_sort => $21, p_limit => $22, p_offset => $23,
-         p_words => $24::api.query_word[])`,
+      `SELECT total, hits FROM api.parcel_search_hits(${FILTER_CALL}, p_sort => $24, p_limit => $25, p_offset => $26,
+         p_words => $27::api.query_word[])`,
       [...args, (q.sort ?? null) as never, q.limit as never, q.offset as never, words],
       { prepare: true },
     ),
     facets
       ? sql.unsafe<{ facets: ParcelSearch['facets'] }[]>(
-          `SELECT api.facet_parcels($21, ${FILTER_CALL}, p_words => $22::api.query_word[]) AS facets`,
+          `SELECT api.facet_parcels($24, ${FILTER_CALL}, p_words => $25::api.query_word[]) AS facets`,
           [...args, facets as never, words],
           { prepare: true },
         )

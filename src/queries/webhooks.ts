@@ -14,6 +14,7 @@ export async function createEndpoint(
     events: string[];
     counties: string[] | null;
     description: string | null;
+    valueChangeThreshold: number | null;
     secretBox: Buffer;
     maxEndpoints: number;
   },
@@ -21,7 +22,8 @@ export async function createEndpoint(
   const [r] = await sql<{ e: EndpointRow }[]>`
     SELECT webhooks.create_endpoint(p_client_id => ${a.clientId}::uuid, p_id => ${a.id}::uuid, p_url => ${a.url},
              p_events => ${a.events}::text[], p_counties => ${a.counties}::text[], p_description => ${a.description},
-             p_secret_box => ${a.secretBox}, p_max_endpoints => ${a.maxEndpoints}) AS e`;
+             p_secret_box => ${a.secretBox}, p_max_endpoints => ${a.maxEndpoints},
+             p_value_change_threshold => ${a.valueChangeThreshold}::numeric) AS e`;
   return r!.e;
 }
 
@@ -46,13 +48,15 @@ export async function updateEndpoint(
     counties?: string[] | null;
     description?: string | null;
     status?: 'enabled' | 'disabled';
+    value_change_threshold?: number;
   },
 ): Promise<EndpointRow | null> {
   const [r] = await sql<{ e: EndpointRow | null }[]>`
     SELECT webhooks.update_endpoint(p_client_id => ${clientId}::uuid, p_id => ${id}::uuid, p_url => ${p.url ?? null},
              p_events => ${p.events ?? null}::text[], p_counties => ${p.counties ?? null}::text[],
              p_counties_given => ${p.counties !== undefined}, p_description => ${p.description ?? null},
-             p_description_given => ${p.description !== undefined}, p_status => ${p.status ?? null}) AS e`;
+             p_description_given => ${p.description !== undefined}, p_status => ${p.status ?? null},
+             p_value_change_threshold => ${p.value_change_threshold ?? null}::numeric) AS e`;
   return r!.e;
 }
 

@@ -39,7 +39,7 @@ import { TEST_EVENTS_PER_MINUTE, countTestEvent } from '../webhooks/test-events.
 
 /** The largest management body: a bigger one is a 400, before it is read whole. */
 const MAX_BODY = 16 * 1024;
-const CREATE_FIELDS = ['url', 'events', 'counties', 'description'];
+const CREATE_FIELDS = ['url', 'events', 'counties', 'description', 'value_change_threshold'];
 const UPDATE_FIELDS = [...CREATE_FIELDS, 'status'];
 
 const uuidOf = (endpointId: string) => {
@@ -124,6 +124,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
         events: body.events,
         counties: body.counties ?? null,
         description: body.description ?? null,
+        valueChangeThreshold: body.value_change_threshold ?? null,
         secretBox: sealSecret(settings.secretKey, id, secret),
         maxEndpoints: settings.maxEndpoints,
       });

@@ -99,6 +99,29 @@ export const ParcelSearchQuery = Type.Object({
   sale_before: Type.Optional(DateParam('Last sale on or before')),
   sale_price_min: Type.Optional(Amount('Lowest last-sale price.')),
   sale_price_max: Type.Optional(Amount('Highest last-sale price.')),
+  owner_changed_since: Type.Optional(
+    Type.Integer({
+      minimum: 1900,
+      maximum: 2200,
+      description: 'Roll year (YYYY): parcels whose owner changed in that roll year or later (docs/history.md).',
+    }),
+  ),
+  just_value_change_min: Type.Optional(
+    Type.Number({
+      minimum: -100,
+      maximum: 1e6,
+      finite: true,
+      description: 'Lowest just value change against the previous roll year, percent.',
+    }),
+  ),
+  just_value_change_max: Type.Optional(
+    Type.Number({
+      minimum: -100,
+      maximum: 1e6,
+      finite: true,
+      description: 'Highest just value change against the previous roll year, percent.',
+    }),
+  ),
   sort: Type.Optional(
     StringEnum(
       PARCEL_SORTS,

@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'tax_delinquency.removed',
   'parcel.sale_recorded',
   'parcel.owner_changed',
+  'parcel.value_changed',
   'county.data_refreshed',
   'webhook.test',
 ] as const;
@@ -31,6 +32,9 @@ export const WebhookEndpoint = Type.Object(
     }),
     status: StringEnum(['enabled', 'disabled'] as const, 'disabled: nothing is sent (see disabled_reason).'),
     disabled_reason: Nullable(Type.String({ description: 'Why the endpoint is disabled (by you, or after failing).' })),
+    value_change_threshold: Type.Number({
+      description: 'parcel.value_changed: sent when a new roll year moves the just value by more than this (percent).',
+    }),
     beta: Type.Boolean({ description: 'True on the Pro plan, where webhooks are a beta feature.' }),
     previous_secret_expires_at: Type.Union([
       Time('Until when the secret replaced by a rotation also signs'),
@@ -61,6 +65,12 @@ const Events = Type.Array(Type.String({ maxLength: 64 }), {
 const Counties = Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 40 }), { maxItems: 67 }), Type.Null()], {
   description: 'County slugs to receive events of; left out or null: every county.',
 });
+const ValueChangeThreshold = Type.Number({
+  minimum: 0,
+  maximum: 1000,
+  finite: true,
+  description: 'parcel.value_changed: percent a new roll year must move a just value by, either way (default 10).',
+});
 // (null first: with type coercion on, a null would otherwise become '' through the string branch)
 const Description = Type.Union([Type.Null(), Type.String({ maxLength: 500, pattern: NO_CONTROL })], {
   description: 'Your note about the endpoint (at most 500 characters).',
@@ -72,6 +82,7 @@ export const CreateWebhookBody = Type.Object(
     events: Events,
     counties: Type.Optional(Counties),
     description: Type.Optional(Description),
+    value_change_threshold: Type.Optional(ValueChangeThreshold),
   },
   {
     examples: [
@@ -92,6 +103,7 @@ export const UpdateWebhookBody = Type.Object(
     counties: Type.Optional(Counties),
     description: Type.Optional(Description),
     status: Type.Optional(StringEnum(['enabled', 'disabled'] as const, 'enabled or disabled.')),
+    value_change_threshold: Type.Optional(ValueChangeThreshold),
   },
   { examples: [{ status: 'enabled' }] },
 );

@@ -47,7 +47,7 @@ t.test('parcel 1: two years, newest first, value up by the rule, same owner, no 
     rows.map((r) => r.roll_year),
     [2025, 2024],
   );
-  const [y25, y24] = rows as [Roll, Roll];
+  const [y25, y24] = [...rows] as [Roll, Roll];
   t.equal(y25.just_value, Number(p.just_value), 'the newest year is the current parcel');
   t.equal(y24.just_value, value2024(Number(p.just_value), 1));
   t.equal(y25.previous_roll_year, 2024);
@@ -195,6 +195,6 @@ t.test('one county-year partition is swapped and dropped on its own', async (t) 
   t.same(await sql`SELECT roll_year FROM core.parcel_roll_years WHERE county_id = 13 ORDER BY 1`, [
     { roll_year: 2025 },
   ]);
-  const [{ n }] = (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM core.parcels`) as [{ n: number }];
+  const [{ n }] = [...(await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM core.parcels`)] as [{ n: number }];
   t.equal(n, 1555, 'the current parcels are untouched');
 });
