@@ -9,6 +9,7 @@ TEST_DB ?= florida_test_template
 PARCELS ?= 100000
 SCALE ?= 1000000
 SEED ?= 1
+YEARS ?= 1
 OUT ?= .local/state
 JOBS ?= 2
 
@@ -71,8 +72,8 @@ bench: services ## every endpoint's throughput and latency, and search recall, o
 	@url=$$($(TSX) bench/state.ts --parcels $(SCALE)) && unset API_DATABASE_URL && DATABASE_URL="$$url" \
 	  $(TSX) bench/run.ts --seconds $${SECONDS_PER_RUN:-10} --recall-queries $${RECALL_QUERIES:-40}
 
-data: ## synthetic statewide NAL, SDF, polygons and delinquencies for all 67 counties (PARCELS=, SEED=, OUT=)
-	@$(TSX) scripts/generate-state.ts --parcels $(PARCELS) --seed $(SEED) --out $(OUT)
+data: ## synthetic statewide NAL, SDF, polygons and delinquencies for all 67 counties (PARCELS=, SEED=, OUT=, YEARS=)
+	@$(TSX) scripts/generate-state.ts --parcels $(PARCELS) --seed $(SEED) --out $(OUT) --years $(YEARS)
 
 load-data: db ## load the files `make data` wrote (OUT=) through the importers, JOBS counties at a time
 	@$(TSX) scripts/load-state.ts --out $(OUT) --jobs $(JOBS)

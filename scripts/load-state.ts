@@ -80,6 +80,11 @@ export async function loadState(
       const file = (f: string) => join(out, f);
       const seconds =
         (await importer(importNal, { file: file(c.files.nal) })) +
+        // older roll years (make data YEARS=n): the roll history only; the newest stays the current roll
+        (await (c.olderNal ?? []).reduce(
+          async (s, roll) => (await s) + (await importer(importNal, { file: file(roll.file) })),
+          Promise.resolve(0),
+        )) +
         (await importer(importSdf, { file: file(c.files.sdf) })) +
         (await importer(importParcelGeometry, { file: file(c.files.gis), county: c.slug })) +
         (await importer(importDelinquencies, { file: file(c.files.delinquencies), county: c.slug, vendor: c.vendor }));

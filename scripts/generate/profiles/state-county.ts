@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { COUNTIES, type CountyDef } from '../counties.ts';
 import { DELINQUENCY_COLUMNS, NAL, NAL_COLUMNS, SDF_COLUMNS } from '../columns.ts';
+import type { OlderRoll } from '../years.ts';
 import { certificateNumber, certificateSaleDate, isCertified, STRUCK_HOLDER, STRUCK_RATE } from '../delinquency.ts';
 import { csvField, csvLine, money, pad, pad2 } from '../format.ts';
 import { BlockWriter, planBlock, TILE } from '../geometry.ts';
@@ -49,6 +50,8 @@ export interface CountyResult {
   delinquencies: number;
   files: ReturnType<typeof countyFiles>;
   bytes: { nal: number; sdf: number; gis: number; delinquencies: number };
+  /** `make data YEARS=n`: the county's older rolls, newest first (scripts/generate/years.ts). */
+  olderNal?: OlderRoll[];
 }
 
 /** FIPS county part (florida.md 2): odd alphabetical codes, Miami-Dade 086. */

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { COUNTIES, generatorCounts } from '../counties.ts';
 import { assertBlocks, planBlock } from '../geometry.ts';
 import { generateCounty, ROLL_YEAR, TAX_YEARS, type CountyResult } from './state-county.ts';
+import { writeOlderRolls } from '../years.ts';
 
 /** What the parent sends a worker (one county to generate) and what it answers. */
 export interface WorkerJob {
@@ -24,6 +25,8 @@ export interface GenerateOptions {
   out: string;
   /** Worker processes (counties are independent, so output does not depend on it). Default: 1. */
   jobs?: number;
+  /** Roll years per county, the newest (ROLL_YEAR) included: older ones are derived from it. Default: 1. */
+  years?: number;
   /** Progress sink; default: stderr-free console.log. Pass () => {} to silence. */
   log?: (line: string) => void;
 }
@@ -47,6 +50,8 @@ export async function generateState(opts: GenerateOptions): Promise<GenerateSumm
   const seed = String(opts.seed ?? 1);
   const log = opts.log ?? ((line: string) => console.log(line));
   if (!Number.isInteger(opts.parcels) || opts.parcels < 1) throw new Error(`PARCELS must be a positive integer`);
+  const years = opts.years ?? 1;
+  if (!Number.isInteger(years) || years < 1 || years > 20) throw new Error('YEARS must be an integer from 1 to 20');
   const counts = generatorCounts(opts.parcels);
   assertBlocks(COUNTIES.map((c) => planBlock(c, counts.get(c.coNo)!)));
   for (const dir of ['NAL', 'SDF', 'GIS', 'DELINQUENCIES']) mkdirSync(join(opts.out, dir), { recursive: true });
@@ -94,6 +99,19 @@ export async function generateState(opts: GenerateOptions): Promise<GenerateSumm
     );
   }
   results.sort((a, b) => a.coNo - b.coNo);
+  if (years > 1) {
+    for (const r of results) {
+      r.olderNal = writeOlderRolls(
+        COUNTIES.find((c) => c.coNo === r.coNo)!,
+        r.files.nal,
+        ROLL_YEAR,
+        years,
+        seed,
+        opts.out,
+      );
+    }
+    log(`older rolls: ${years - 1} more year(s) per county, ${ROLL_YEAR - years + 1}-${ROLL_YEAR - 1}`);
+  }
   const seconds = (performance.now() - started) / 1000;
   const totals = {
     files: results.length * 4,
