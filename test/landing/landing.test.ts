@@ -73,6 +73,19 @@ t.test('in Chromium: the landing page, a guide, code samples and try-it with a k
   );
   await screenshot(page, 'docs-guide');
 
+  // on a phone: one column, nothing wider than the screen
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  for (const [url, name] of [
+    ['/', 'landing-phone'],
+    ['/docs/guides/quick-start', 'docs-guide-phone'],
+  ] as const) {
+    await phone.goto(`${base}${url}`);
+    const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+    t.ok(width <= 390, `${url} fits a 390 px screen (${width} px)`);
+    await screenshot(phone, name);
+  }
+  await phone.close();
+
   await page.goto(`${base}/docs/reference`);
   await page.waitForSelector('.opblock-summary-path', { timeout: 60_000 });
   t.equal(await page.title(), 'API reference · Florida Property API');
