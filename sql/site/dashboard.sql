@@ -148,32 +148,6 @@ END $$;
 COMMENT ON FUNCTION site.set_credit_alert(bytea, bigint) IS
   'Sets the signed-in client''s low-credit threshold (1 to 1e9 credits), or turns the email off with null.';
 
--- Once a minute per site process: every active client whose credits left (meter.credits_left, every bucket, as of
--- p_now) are below its threshold and who has had no email this billing period, marked sent in the same statement.
--- Two processes asking at once each get a disjoint set: the row lock and the re-checked WHERE let one claim a client.
-CREATE OR REPLACE FUNCTION site.claim_low_credit_alerts(p_now timestamptz DEFAULT now())
-RETURNS TABLE (client_id uuid, email text, name text, threshold bigint, credits_left bigint, period text)
-  LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = meter, accounts, pg_temp
-AS $$
-  WITH low AS (
-    SELECT a.client_id, l.credits
-      FROM accounts.credit_alerts a
-      JOIN accounts.clients c ON c.id = a.client_id AND c.status = 'active'
-     CROSS JOIN LATERAL (SELECT coalesce(sum(greatest(x.credits, 0)), 0)::bigint AS credits
-                           FROM meter.credits_left(a.client_id, '{}', p_now) x) l
-     WHERE a.last_sent_period IS DISTINCT FROM meter.period_of(p_now) AND l.credits < a.threshold
-  )
-  UPDATE accounts.credit_alerts a SET last_sent_period = meter.period_of(p_now), last_sent_at = p_now
-    FROM low, accounts.clients c
-   WHERE a.client_id = low.client_id AND c.id = a.client_id
-     AND a.last_sent_period IS DISTINCT FROM meter.period_of(p_now)
-  RETURNING a.client_id, coalesce((SELECT u.email FROM accounts.site_users u WHERE u.client_id = a.client_id), c.email),
-            c.name, a.threshold, low.credits, a.last_sent_period
-$$;
-COMMENT ON FUNCTION site.claim_low_credit_alerts(timestamptz) IS
-  'Active clients whose credits left are below their low-credit threshold and who have had no email this billing period, marked as sent: the site mails each one. At most one email per client and period.';
-
 GRANT EXECUTE ON FUNCTION site.account_request_log(bytea, text, text, integer, integer),
   site.account_endpoint_usage(bytea, date, date), site.rename_key(bytea, uuid, text), site.credit_alert(bytea),
-  site.set_credit_alert(bytea, bigint), site.claim_low_credit_alerts(timestamptz)
-  TO api_site;
+  site.set_credit_alert(bytea, bigint) TO api_site;

@@ -1,5 +1,6 @@
-// The low-credit email: once a minute each site process asks Postgres, in one statement, which clients have fallen
-// below the threshold they set and have had no email this billing period, and mails them. The statement marks them
+// The low-credit email: once a minute each API process asks Postgres, in one statement on the metering's connection,
+// which clients have fallen below the threshold they set and have had no email this billing period, and mails them
+// with the site's mailer. The statement marks them
 // sent as it answers, so each client gets at most one email a period however many processes ask; the request path
 // never looks.
 import type { Sql } from '../plugins/db.ts';
@@ -11,12 +12,12 @@ export const LOW_CREDIT_CHECK_MS = 60_000;
 
 /** Mails every client below its threshold (as of `now`) not yet mailed this period; returns how many were mailed. */
 export async function sendLowCreditAlerts(
-  sql: Sql,
+  meterSql: Sql,
   send: (mail: Mail) => void,
   siteUrl: string,
   now = new Date(),
 ): Promise<number> {
-  const due = await claimLowCreditAlerts(sql, now);
+  const due = await claimLowCreditAlerts(meterSql, now);
   for (const c of due) {
     send({
       to: c.email,

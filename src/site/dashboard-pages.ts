@@ -106,15 +106,13 @@ export function endpointUsagePage(range: DayRange, rows: EndpointUsageRow[]): Ht
   const body = [...endpoints].flatMap(([endpoint, list]) => [
     html`<tr class="total">
       <th scope="row"><code>${endpoint}</code></th>
-      <td>all keys</td>
       <td class="num">${count(sum(list, 'ok'))}</td>
       <td class="num">${count(sum(list, 'failed'))}</td>
     </tr>`,
     ...list.map(
       (r) =>
         html`<tr>
-          <td></td>
-          <td>${keyLabel(r.key_display, r.key_name)} ${r.mode === 'test' ? '(test)' : ''}</td>
+          <td class="key">${keyLabel(r.key_display, r.key_name)} ${r.mode === 'test' ? '(test)' : ''}</td>
           <td class="num">${count(r.ok)}</td>
           <td class="num">${count(r.failed)}</td>
         </tr>`,
@@ -138,8 +136,7 @@ export function endpointUsagePage(range: DayRange, rows: EndpointUsageRow[]): Ht
               <table class="numbers endpoints">
                 <thead>
                   <tr>
-                    <th scope="col">Endpoint</th>
-                    <th scope="col">Key</th>
+                    <th scope="col">Endpoint, then each key</th>
                     <th scope="col">Answered (2xx)</th>
                     <th scope="col">Refused or failed</th>
                   </tr>
@@ -150,7 +147,6 @@ export function endpointUsagePage(range: DayRange, rows: EndpointUsageRow[]): Ht
                 <tfoot>
                   <tr class="total">
                     <th scope="row">Total</th>
-                    <td></td>
                     <td class="num">${count(sum(rows, 'ok'))}</td>
                     <td class="num">${count(sum(rows, 'failed'))}</td>
                   </tr>

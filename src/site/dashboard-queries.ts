@@ -68,7 +68,8 @@ export interface LowCredit {
   period: string;
 }
 
-export const claimLowCreditAlerts = (sql: Sql, now: Date) =>
-  sql<LowCredit[]>`
+/** On the metering's api_meter connection (app.meterSql): it reads every client with a threshold. */
+export const claimLowCreditAlerts = (meterSql: Sql, now: Date) =>
+  meterSql<LowCredit[]>`
     SELECT client_id, email, name, threshold::float8, credits_left::float8, period
-      FROM site.claim_low_credit_alerts(${now})`;
+      FROM meter.claim_low_credit_alerts(${now})`;

@@ -259,7 +259,7 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
   await app.register(accountRoutes, { site: ctx });
   await app.register(dashboardRoutes, { site: ctx });
   const alerts = setInterval(() => {
-    sendLowCreditAlerts(sql, ctx.sendMail, config.SITE_URL).catch((err: Error) =>
+    sendLowCreditAlerts(app.meterSql, ctx.sendMail, config.SITE_URL).catch((err: Error) =>
       app.log.warn({ err: err.message }, 'low-credit check failed; will retry'),
     );
   }, LOW_CREDIT_CHECK_MS);

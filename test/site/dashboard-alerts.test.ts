@@ -1,6 +1,6 @@
 // The low-credit email: the threshold set on the alerts page; the check (as the site runs it once a minute, here called
 // with the clock passed in) mails a client below its threshold once per billing period, through a real SMTP server
-// started here and the project's mailer, over the site's own database role.
+// started here and the project's mailer, over the metering's database role (api_meter), as the site runs it.
 import t from 'tap';
 import { SMTPServer } from 'smtp-server';
 import { buildTestApp } from '../helpers/app.ts';
@@ -41,13 +41,13 @@ const mailer = createMailer({
   log,
 });
 t.teardown(() => mailer.close());
-const siteSql = createSql(withRole(ctx.db.ownerUrl, 'api_site'), 1);
-t.teardown(() => siteSql.end({ timeout: 5 }));
+const meterSql = createSql(withRole(ctx.db.ownerUrl, 'api_meter'), 1);
+t.teardown(() => meterSql.end({ timeout: 5 }));
 
 const sent: Promise<void>[] = [];
 /** One check as the site runs it, waiting for the SMTP server to have every message sent. */
 const check = async (now: Date) => {
-  const n = await sendLowCreditAlerts(siteSql, (mail) => sent.push(mailer.send(mail)), 'https://example.test', now);
+  const n = await sendLowCreditAlerts(meterSql, (mail) => sent.push(mailer.send(mail)), 'https://example.test', now);
   await Promise.all(sent.splice(0));
   return n;
 };
@@ -109,4 +109,15 @@ t.test('below the threshold: one email per billing period, none above it', async
     INSERT INTO meter.ledger (client_id, bucket, delta, reason) VALUES (${high.clientId}, 'credits', -450, 'usage')`;
   await check(now);
   t.equal(mine().filter((m) => m.to.includes(high.email)).length, 1, 'the other client, once below');
+});
+
+t.test("the site's role cannot run the check: it acts on an account only through its session", async (t) => {
+  const siteSql = createSql(withRole(ctx.db.ownerUrl, 'api_site'), 1);
+  t.teardown(() => siteSql.end({ timeout: 5 }));
+  await t.rejects(siteSql`SELECT * FROM meter.claim_low_credit_alerts()`, { code: '42501' });
+  const apiSql = createSql(ctx.db.apiUrl, 1);
+  t.teardown(() => apiSql.end({ timeout: 5 }));
+  await t.rejects(apiSql`SELECT * FROM meter.claim_low_credit_alerts()`, { code: '42501' });
+  await t.rejects(apiSql`SELECT * FROM meter.request_log`, { code: '42501' }, 'nor the API role read the log');
+  await t.rejects(apiSql`SELECT meter.record_requests('[]')`, { code: '42501' }, 'or write it');
 });

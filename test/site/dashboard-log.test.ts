@@ -128,6 +128,15 @@ t.test('the log keeps the newest 1,000 requests per client and nothing older tha
   t.equal(await count(a.client.id), 0, 'older than 30 days: deleted');
   t.equal(await count(b.client.id), 1);
 
+  // one call of 1,200 rows: 1,000 kept, every one counted per endpoint
+  const c = await ctx.newClient('growth');
+  t.equal(await record(rowsFor(c, 1200, later - 2000), later), 1200);
+  t.equal(await count(c.client.id), 1000);
+  t.equal((await logOf(c.client.id, null, null, new Date(later))).at(-1)!.path, '/v1/counties?i=200');
+  const [counted] = await db.sql<{ ok: number }[]>`
+    SELECT sum(ok)::int AS ok FROM meter.endpoint_usage_daily WHERE client_id = ${c.client.id}`;
+  t.equal(counted!.ok, 1200);
+
   // a row whose key is not the client's is left out
   t.equal(await record([{ ...rowsFor(a, 1, now)[0], key_id: b.keyId }], now), 0);
 });
