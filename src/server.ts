@@ -45,10 +45,17 @@ const REFUSED_LOG_MS = 60_000;
 /** The message a worker sends its primary once it listens. */
 const LISTENING = 'florida:listening';
 
-/** Serves the API with `plugins` registered after its own routes (bench/server.ts adds its floor routes). */
-export async function serve(config: Config, plugins: FastifyPluginAsync[] = []): Promise<void> {
-  if (config.WORKERS > 1 && cluster.isPrimary) supervise(config);
-  else await serveOne(config, plugins);
+/**
+ * Serves the API with `plugins` registered after its own routes (bench/server.ts adds its floor routes). The log goes
+ * to `logStream` when given (src/main.ts: readable lines in development), else to stdout as JSON lines.
+ */
+export async function serve(
+  config: Config,
+  plugins: FastifyPluginAsync[] = [],
+  logStream?: NodeJS.WritableStream,
+): Promise<void> {
+  if (config.WORKERS > 1 && cluster.isPrimary) supervise(config, logStream);
+  else await serveOne(config, plugins, logStream);
 }
 
 /** The process's open-files limit (Linux), or null when it cannot be read. */
@@ -159,8 +166,12 @@ export const connectionLimits = (config: Config) => ({
   keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
 });
 
-async function serveOne(config: Config, plugins: FastifyPluginAsync[]): Promise<void> {
-  const app = await buildApp(config, { plugins });
+async function serveOne(
+  config: Config,
+  plugins: FastifyPluginAsync[],
+  logStream: NodeJS.WritableStream | undefined,
+): Promise<void> {
+  const app = await buildApp(config, { plugins, logStream });
   const connections = new Connections(app.server, connectionLimits(config), app.log);
   shutdownMetrics(app.metrics, () => ({
     inFlight: connections.inFlight,
@@ -233,8 +244,9 @@ async function serveOne(config: Config, plugins: FastifyPluginAsync[]): Promise<
 }
 
 /** The primary of WORKERS processes: forks them, replaces them one by one on SIGHUP, stops them all on SIGTERM. */
-function supervise(config: Config): void {
-  const log = pino({ level: config.LOG_LEVEL }).child({ component: 'primary' });
+function supervise(config: Config, logStream: NodeJS.WritableStream | undefined): void {
+  const options = { level: config.LOG_LEVEL };
+  const log = (logStream ? pino(options, logStream) : pino(options)).child({ component: 'primary' });
   let stopping = false;
   /** Workers a rolling restart told to stop: their exit is expected. */
   const replaced = new Set<Worker>();
