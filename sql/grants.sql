@@ -38,6 +38,7 @@ GRANT EXECUTE ON FUNCTION
   saved.update_search(uuid, uuid, text, jsonb, jsonb, uuid[], text, boolean),
   saved.delete_search(uuid, uuid),
   saved.list_matches(uuid, uuid, bigint, integer),
+  saved.recent_matches(uuid, integer),
   saved.claim_digest(timestamptz),
   saved.mark_digest_sent(uuid, bigint, timestamptz),
   saved.unsubscribe(text)

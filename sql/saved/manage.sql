@@ -144,3 +144,17 @@ END $$;
 COMMENT ON FUNCTION saved.list_matches(uuid, uuid, bigint, integer) IS
   'GET /v1/saved-searches/{id}/matches: up to p_limit matches with an id (cursor) above p_since, oldest first. '
   'Example: SELECT x.* FROM saved.searches s, saved.list_matches(s.client_id, s.id, 0, 10) x;';
+
+-- The account site's list: each saved search of the client with its latest matches (newest first).
+CREATE OR REPLACE FUNCTION saved.recent_matches(p_client_id uuid, p_per_search integer)
+RETURNS TABLE (search_id text, cursor text, matched_at text, record json)
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+  SELECT saved.public_id(s.id), m.id::text, webhooks.iso_ms(m.matched_at), m.hit
+    FROM saved.searches s
+   CROSS JOIN LATERAL (SELECT * FROM saved.matches x WHERE x.search_id = s.id ORDER BY x.id DESC LIMIT p_per_search) m
+   WHERE s.client_id = p_client_id
+   ORDER BY s.created_at, s.id, m.id DESC
+$$;
+COMMENT ON FUNCTION saved.recent_matches(uuid, integer) IS
+  'The account site: up to p_per_search latest matches of each of the client''s saved searches, newest first.';

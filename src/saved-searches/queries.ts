@@ -99,3 +99,14 @@ export async function unsubscribe(sql: Sql, token: string): Promise<string | nul
   const [r] = await sql<{ name: string | null }[]>`SELECT saved.unsubscribe(p_token => ${token}) AS name`;
   return r!.name;
 }
+
+/** The account site's list: each search's latest matches, newest first. */
+export async function recentMatches(
+  sql: Sql,
+  clientId: string,
+  perSearch: number,
+): Promise<(MatchRow & { search_id: string })[]> {
+  return sql<(MatchRow & { search_id: string })[]>`
+    SELECT search_id, cursor, matched_at, record
+      FROM saved.recent_matches(p_client_id => ${clientId}::uuid, p_per_search => ${perSearch}::int)`;
+}

@@ -24,6 +24,8 @@ import authRoutes from './auth-routes.ts';
 import accountRoutes from './account-routes.ts';
 import dashboardRoutes from './dashboard-routes.ts';
 import { LOW_CREDIT_CHECK_MS, sendLowCreditAlerts } from './dashboard-alerts.ts';
+import savedPages from './saved-pages.ts';
+import { DIGEST_CHECK_MS, sendDigests } from '../saved-searches/digest.ts';
 
 export const SESSION_COOKIE = 'fl_session';
 const CSRF_COOKIE = 'fl_csrf';
@@ -195,9 +197,10 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
     const user = await touchSession(sql, hash);
     if (user) request.siteSession = { hash, user };
   });
-  // Every state-changing request (all of them are POSTs) carries the form's CSRF token.
+  // Every state-changing request (all of them are POSTs) carries the form's CSRF token, but a digest's one-click
+  // unsubscribe (RFC 8058), which the token in its address authorizes.
   app.addHook('preHandler', (request, reply, done) => {
-    if (request.method === 'POST') app.csrfProtection(request, reply, done);
+    if (request.method === 'POST' && !request.url.startsWith('/account/unsubscribe/')) app.csrfProtection(request, reply, done);
     else done();
   });
 
@@ -258,6 +261,7 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
   await app.register(authRoutes, { site: ctx });
   await app.register(accountRoutes, { site: ctx });
   await app.register(dashboardRoutes, { site: ctx });
+  await app.register(savedPages, { site: ctx });
   const alerts = setInterval(() => {
     sendLowCreditAlerts(app.meterSql, ctx.sendMail, config.SITE_URL).catch((err: Error) =>
       app.log.warn({ err: err.message }, 'low-credit check failed; will retry'),
@@ -265,4 +269,11 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
   }, LOW_CREDIT_CHECK_MS);
   alerts.unref();
   app.addHook('onClose', () => clearInterval(alerts));
+  const digests = setInterval(() => {
+    sendDigests(app.webhooks.sql, mailer, config.SITE_URL).catch((err: Error) =>
+      app.log.warn({ err: err.message }, 'saved-search digests failed; will retry'),
+    );
+  }, DIGEST_CHECK_MS);
+  digests.unref();
+  app.addHook('onClose', () => clearInterval(digests));
 }

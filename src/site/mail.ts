@@ -8,6 +8,8 @@ export interface Mail {
   to: string;
   subject: string;
   text: string;
+  /** Extra header fields (List-Unsubscribe …). */
+  headers?: Record<string, string>;
 }
 
 export interface MailLog {
@@ -29,7 +31,13 @@ export function createMailer(opts: { smtpUrl?: string; from: string; production:
     return {
       mode: 'smtp',
       async send(mail) {
-        await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text });
+        await transport.sendMail({
+          from: opts.from,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          headers: mail.headers,
+        });
       },
       close: () => transport.close(),
     };
