@@ -1,5 +1,5 @@
 -- The base map's county shapes (docs/formats.md#base-map), recomputed from the mapped parcels after a load
--- (scripts/basemap.ts): every county, or the counties a load touched.
+-- (`make basemap`, which `make load-data` runs; scripts/basemap.ts): every county, or the counties named.
 
 CREATE OR REPLACE FUNCTION ingest.refresh_county_shapes(p_county_ids smallint[] DEFAULT NULL)
   RETURNS TABLE (county_id smallint, parcels_mapped integer, mapped boolean)
