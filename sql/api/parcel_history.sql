@@ -31,10 +31,14 @@ COMMENT ON TYPE api.parcel_roll IS
   'roll year before on file) and are NULL on the oldest row; sales lists the SDF sales dated between the two rolls '
   '(January 1 of each) when the owner changed, else [].';
 
+-- plpgsql: its plan is cached (a generic plan prunes the county's partitions at run time), where an SQL function's
+-- would be made again at every call, over every partition.
 CREATE FUNCTION api.parcel_history(p_id bigint) RETURNS SETOF api.parcel_roll
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-  SELECT h.roll_year, h.previous_roll_year, h.owner_name, h.owner_address1, h.owner_address2, h.owner_city,
+BEGIN
+  RETURN QUERY
+  SELECT h.roll_year::integer, h.previous_roll_year::integer, h.owner_name, h.owner_address1, h.owner_address2, h.owner_city,
          h.owner_state, h.owner_zip, h.site_address_full, h.dor_use_code, h.property_use_code, h.just_value::float8,
          h.assessed_value::float8, h.taxable_value::float8, h.land_value::float8, h.building_value::float8,
          h.living_area_sqft, h.exemptions::json, h.owner_changed,
@@ -64,8 +68,8 @@ AS $$
       WHERE r.county_id = p.county_id AND r.parcel_id = p.parcel_id
      WINDOW w AS (ORDER BY r.roll_year)) h
    WHERE p.id = p_id
-   ORDER BY h.roll_year DESC
-$$;
+   ORDER BY h.roll_year DESC;
+END $$;
 COMMENT ON FUNCTION api.parcel_history(bigint) IS
   'GET /v1/parcels/{id}/history: the parcel''s roll years, newest first, each with owner, mailing address, use codes, '
   'values, living area and exemptions, and what changed from the roll year before on file: owner_changed (names '
