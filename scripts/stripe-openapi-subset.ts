@@ -46,13 +46,14 @@ function subset(spec: Json, source: string): Json {
   }
   wanted.add('error');
   visit(schemas.error);
-  const strip = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(strip);
+  // prose is dropped; a property that is itself named `description` (a map of properties' names) is kept
+  const strip = (node: unknown, names = false): unknown => {
+    if (Array.isArray(node)) return node.map((n) => strip(n));
     if (!node || typeof node !== 'object') return node;
     return Object.fromEntries(
       Object.entries(node)
-        .filter(([k]) => k !== 'description' && k !== 'x-stripeResource' && k !== 'x-stripeOperations')
-        .map(([k, v]) => [k, strip(v)]),
+        .filter(([k]) => names || (k !== 'description' && k !== 'x-stripeResource' && k !== 'x-stripeOperations'))
+        .map(([k, v]) => [k, strip(v, k === 'properties' && !names)]),
     );
   };
   return {

@@ -6,6 +6,7 @@ import { createRedis, redisConnection } from '../plugins/redis.ts';
 import { resolveKeySecret } from './keys.ts';
 import { AccountError, PLANS, accounts, type ClientRow } from './service.ts';
 import { parseCliArgs } from './cli-args.ts';
+import { runBillingCli } from '../billing/cli.ts';
 import { createMailer } from '../site/mail.ts';
 import { loadLocalEnv } from '../local-env.ts';
 
@@ -76,6 +77,9 @@ function clientTable(clients: ClientRow[]): string {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'billing') {
+    return runBillingCli(argv.slice(1), (j, text) => console.log(argv.includes('--json') ? JSON.stringify(j) : text));
+  }
   const { values, positionals } = parseCliArgs(argv, {
     name: { type: 'string' },
     email: { type: 'string' },
