@@ -142,6 +142,7 @@ const map = new maplibregl.Map({
   container: 'map',
   style: styleUrl || offlineStyle,
   bounds: FLORIDA,
+  fitBoundsOptions: { padding: 16 },
   attributionControl: { compact: true },
   // the key goes with the API's own requests only, never to a base map's servers
   transformRequest: (url) =>
