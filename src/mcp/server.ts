@@ -13,6 +13,7 @@ import {
   PingRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { Type, type TObject } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ApiError, clip, sendError, toApiError } from '../errors.ts';
 import { TOOLS, type Tool } from './tools.ts';
@@ -27,6 +28,16 @@ const byName = new Map(TOOLS.map((t) => [t.name, t]));
 
 // a message may repeat what the client sent (a tool's name, an argument's key): it is cut like every error message
 const toolError = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: clip(text) }] });
+
+/**
+ * A tool's outputSchema: its REST answer's schema without `meta`, as plain JSON Schema (no `$id`, which a client
+ * compiling the schema would take for a second definition of the same name). None for a tool that declares none.
+ */
+function outputSchema(tool: Tool): Record<string, unknown> | undefined {
+  if (!tool.output) return undefined;
+  const body = Type.Omit(tool.output as TObject, ['meta']);
+  return JSON.parse(JSON.stringify(body, (key, value: unknown) => (key === '$id' ? undefined : value)));
+}
 
 /** "Invalid argument 'limit': must be <= 500" for the first problem TypeBox finds. */
 function argumentProblem(tool: Tool, args: unknown): string | null {
@@ -86,6 +97,7 @@ function mcpServer(request: FastifyRequest, reply: FastifyReply) {
       title: t.title,
       description: t.description,
       inputSchema: t.input as never,
+      outputSchema: outputSchema(t) as never,
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (call): Promise<CallToolResult> => {

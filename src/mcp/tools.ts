@@ -5,13 +5,15 @@ import type { FastifyInstance } from 'fastify';
 import type { AuthContext } from '../plugins/auth.ts';
 import { getCounty, listCounties } from '../queries/counties.ts';
 import { getAccountUsage } from '../queries/account.ts';
-import { CountySlug } from '../schemas/common.ts';
+import { CountySlug, ListEnvelope, ObjectEnvelope } from '../schemas/common.ts';
+import { CountyRecord } from '../schemas/counties.ts';
+import { AccountUsage } from '../schemas/account.ts';
 import { periodOf } from '../metering/periods.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { getParcel, getParcelByParcelId, searchParcels } from '../queries/parcels.ts';
 import { listParcelSales, searchSales } from '../queries/sales.ts';
-import { ParcelSearchQuery, ByParcelIdQuery } from '../schemas/parcels.ts';
-import { SaleSearchQuery } from '../schemas/sales.ts';
+import { ParcelHit, ParcelSearchEnvelope, ParcelSearchQuery, ByParcelIdQuery } from '../schemas/parcels.ts';
+import { SaleHit, SaleSearchQuery } from '../schemas/sales.ts';
 import { Limit, Offset } from '../schemas/common.ts';
 import {
   countTaxDelinquencies,
@@ -20,7 +22,16 @@ import {
   listTaxDelinquencySources,
   searchTaxDelinquencies,
 } from '../queries/tax-delinquencies.ts';
-import { ByParcelQuery, CountsQuery, SearchQuery, SourcesQuery } from '../schemas/tax-delinquencies.ts';
+import {
+  ByParcelQuery,
+  CountsQuery,
+  DelinquencyCounts,
+  DelinquencyFreshness,
+  DelinquencyHit,
+  SearchQuery,
+  SourcesQuery,
+  TaxDelinquencySource,
+} from '../schemas/tax-delinquencies.ts';
 import { historyTools } from './tools-history.ts';
 import { certificateTools } from './tools-certificates.ts';
 
@@ -41,6 +52,11 @@ export interface Tool<S extends TSchema = TSchema> {
   title: string;
   description: string;
   input: S;
+  /**
+   * The REST route's 200 response schema: structured content is that answer without `meta`, and so is the tool's
+   * outputSchema (src/mcp/server.ts).
+   */
+  output?: TSchema;
   /** Free tools cost no credit (they still count against the per-minute limit). */
   free?: boolean;
   run: (ctx: ToolContext, args: Static<S>) => Promise<ToolResult>;
@@ -60,6 +76,7 @@ const countyTools = [
       'are loaded (parcelCount; 0 means no parcel data yet) and when they were last imported. Call this first when you ' +
       'need a county slug or want to know which counties have data.',
     input: Type.Object({}),
+    output: ObjectEnvelope(Type.Array(CountyRecord)),
     run: async ({ app }) => {
       const data = await listCounties(app.sql);
       const loaded = data.filter((c) => c.parcelCount > 0).length;
@@ -72,6 +89,7 @@ const countyTools = [
     description:
       'One county by slug (for example miami-dade, palm-beach, st-johns): offices, certificate-sale vendor, parcel count, last import time.',
     input: Type.Object({ county: CountySlug }),
+    output: ObjectEnvelope(CountyRecord),
     run: async ({ app }, { county }) => {
       const data = await getCounty(app.sql, county);
       if (!data) throw notFound(`No county with slug '${county}'. Call list_counties for the slugs.`);
@@ -103,6 +121,7 @@ const parcelTools = [
       'containing it). `facets` (county, dor_use_code, property_use_code, city, zip) counts values over all matches. ' +
       'Results have no polygon: call get_parcel with a result `id` for the polygon and get_parcel_sales for its sales.',
     input: ParcelSearchQuery,
+    output: ParcelSearchEnvelope,
     run: async ({ app }, args) => {
       const result = await searchParcels(app.sql, args);
       const first = result.data[0];
@@ -126,6 +145,7 @@ const parcelTools = [
       county: Type.Optional(ByParcelIdQuery.properties.county),
       parcel_id: Type.Optional(ByParcelIdQuery.properties.parcel_id),
     }),
+    output: ObjectEnvelope(ParcelHit),
     run: async ({ app }, { id, county, parcel_id }) => {
       let parcel;
       if (id !== undefined) parcel = await getParcel(app.sql, id);
@@ -148,6 +168,7 @@ const parcelTools = [
       limit: Limit(),
       offset: Offset,
     }),
+    output: ListEnvelope(SaleHit),
     run: async ({ app }, { id, limit, offset }) => {
       const sales = await listParcelSales(app.sql, id, limit, offset);
       if (!sales) throw notFound(`No parcel with id ${id}.`);
@@ -166,6 +187,7 @@ const parcelTools = [
       'use codes; sort date_newest (default), date_oldest, price_desc, price_asc. Counties whose sales are not loaded ' +
       'return an empty list.',
     input: SaleSearchQuery,
+    output: ListEnvelope(SaleHit),
     run: async ({ app }, args) => {
       const result = await searchSales(app.sql, args);
       return {
@@ -196,6 +218,7 @@ const delinquencyTools = [
       'certificate_number; sort due_desc (default), due_asc, year_newest. A county without a feed returns an empty ' +
       'list, which does not mean its parcels are current: check the sources.',
     input: SearchQuery,
+    output: ListEnvelope(DelinquencyHit),
     run: async ({ app }, args) => {
       const result = await searchTaxDelinquencies(app.sql, args);
       const first = result.data[0];
@@ -217,6 +240,7 @@ const delinquencyTools = [
       'id (folio / PIN; punctuation does not matter) and, recommended, its county slug. Use it to check a parcel ' +
       `before lending or buying: an empty list means no record in a loaded feed. ${CERTIFICATES}`,
     input: ByParcelQuery,
+    output: ListEnvelope(DelinquencyHit),
     run: async ({ app }, args) => {
       const result = await getTaxDelinquenciesByParcel(app.sql, args);
       const open = result.data.filter((d) => d.status !== 'redeemed').length;
@@ -237,6 +261,7 @@ const delinquencyTools = [
       'county slug and/or tax year. Cheap way to size a county before searching it. A county without a feed has no ' +
       'counts.',
     input: CountsQuery,
+    output: ObjectEnvelope(DelinquencyCounts),
     run: async ({ app }, args) => {
       const data = await countTaxDelinquencies(app.sql, args);
       const { counts } = data;
@@ -256,6 +281,7 @@ const delinquencyTools = [
       'login, when it was last checked and last succeeded, the last error, and whether it is active. Counties without ' +
       'a row have no feed. Filter by county slug, vendor (contains), source_kind, active.',
     input: SourcesQuery,
+    output: ListEnvelope(TaxDelinquencySource),
     run: async ({ app }, args) => {
       const result = await listTaxDelinquencySources(app.sql, args);
       const counties = new Set(result.data.map((s) => s.countySlug)).size;
@@ -272,6 +298,7 @@ const delinquencyTools = [
       'Total delinquency records, the newest tax year loaded, when records were last ingested and when a feed last ' +
       'succeeded (ISO 8601 UTC).',
     input: Type.Object({}),
+    output: ObjectEnvelope(DelinquencyFreshness),
     run: async ({ app }) => {
       const data = await getTaxDelinquencyFreshness(app.sql);
       return {
@@ -292,6 +319,7 @@ const accountTools = [
       'resets. This tool is free.',
     input: Type.Object({}),
     free: true,
+    output: ObjectEnvelope(AccountUsage),
     run: async ({ app, auth }) => {
       const data = await app.withPendingUsage(auth, periodOf(Date.now()), (pending) =>
         getAccountUsage(app.primarySql, auth.clientId, auth.mode, pending),

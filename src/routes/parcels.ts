@@ -11,35 +11,21 @@ import {
   searchParcels,
 } from '../queries/parcels.ts';
 import { listParcelSales } from '../queries/sales.ts';
-import {
-  ErrorEnvelope,
-  ListEnvelope,
-  ObjectEnvelope,
-  Pagination,
-  Meta,
-  commonErrors,
-  meta,
-} from '../schemas/common.ts';
+import { ErrorEnvelope, ListEnvelope, ObjectEnvelope, Meta, commonErrors, meta } from '../schemas/common.ts';
 import {
   AutocompleteQuery,
   ByParcelIdQuery,
-  FacetCounts,
   PageQuery,
   ParcelHit,
   ParcelParams,
   ParcelRoll,
+  ParcelSearchEnvelope,
   ParcelSearchQuery,
   Suggestion,
 } from '../schemas/parcels.ts';
 import { SaleHit } from '../schemas/sales.ts';
 
 const tags = ['parcels'];
-const SearchEnvelope = Type.Object({
-  data: Type.Array(ParcelHit),
-  pagination: Pagination,
-  meta: Meta,
-  facets: Type.Optional(FacetCounts),
-});
 
 const parcels: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -50,7 +36,7 @@ const parcels: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Search parcels by owner, address, codes, values, last sale and place',
         querystring: ParcelSearchQuery,
-        response: { 200: SearchEnvelope, ...commonErrors },
+        response: { 200: ParcelSearchEnvelope, ...commonErrors },
       },
     },
     async (request) => ({ ...(await searchParcels(app.sql, request.query)), meta: meta(request) }),

@@ -8,7 +8,9 @@ import {
   DateParam,
   Limit,
   ListParam,
+  Meta,
   Offset,
+  Pagination,
   StringEnum,
   TextParam,
 } from './common.ts';
@@ -78,6 +80,14 @@ export const FacetCounts = Type.Record(
   },
 );
 export type FacetCounts = Static<typeof FacetCounts>;
+
+/** The answer of GET /v1/parcels/search; without `meta`, the search_parcels tool's structured content. */
+export const ParcelSearchEnvelope = Type.Object({
+  data: Type.Array(ParcelHit),
+  pagination: Pagination,
+  meta: Meta,
+  facets: Type.Optional(FacetCounts),
+});
 
 /** The largest near radius in metres (SQL states the same bound: search.near_radius_max_m()). */
 export const NEAR_RADIUS_MAX_M = 50000;
