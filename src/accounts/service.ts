@@ -62,6 +62,8 @@ export interface KeyRow {
   created_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  /** The name given to the key (on the site, or `createKey`'s), if any. */
+  name: string | null;
 }
 
 const one = <T>(rows: T[], what: string): T => {
@@ -173,18 +175,23 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
     },
 
     /** Creates a key and returns the raw value: the only time it exists outside the client's hands. */
-    async createKey(clientId: string, mode: KeyMode = 'live'): Promise<{ key: string; row: KeyRow }> {
+    async createKey(
+      clientId: string,
+      mode: KeyMode = 'live',
+      name: string | null = null,
+    ): Promise<{ key: string; row: KeyRow }> {
       const key = generateKey(mode);
       const rows = await sql<KeyRow[]>`
-        INSERT INTO accounts.api_keys (client_id, mode, key_hash, display)
-        SELECT id, ${mode}, ${hashKey(secret, key)}, ${displayKey(key)} FROM accounts.clients WHERE id = ${clientId}
-        RETURNING id, client_id, mode, display, status, created_at, revoked_at, last_used_at`;
+        INSERT INTO accounts.api_keys (client_id, mode, key_hash, display, name)
+        SELECT id, ${mode}, ${hashKey(secret, key)}, ${displayKey(key)}, site.key_name(${name})
+          FROM accounts.clients WHERE id = ${clientId}
+        RETURNING id, client_id, mode, display, status, created_at, revoked_at, last_used_at, name`;
       return { key, row: one(rows, `client ${clientId}`) };
     },
 
     async listKeys(clientId: string): Promise<KeyRow[]> {
       return sql<KeyRow[]>`
-        SELECT id, client_id, mode, display, status, created_at, revoked_at, last_used_at
+        SELECT id, client_id, mode, display, status, created_at, revoked_at, last_used_at, name
           FROM accounts.api_keys WHERE client_id = ${clientId} ORDER BY created_at, id`;
     },
 
@@ -194,7 +201,7 @@ export function accounts(sql: postgres.Sql, secret: string, redis?: Redis, warn:
           await sql<KeyRow[]>`
           UPDATE accounts.api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now())
            WHERE id = ${keyId}
-          RETURNING id, client_id, mode, display, status, created_at, revoked_at, last_used_at`,
+          RETURNING id, client_id, mode, display, status, created_at, revoked_at, last_used_at, name`,
           `key ${keyId}`,
         ),
       );

@@ -167,3 +167,17 @@ t.test('key names: given at creation, changed, shown; too long refused; never on
     404,
   );
 });
+
+t.test("the accounts service (the operator CLI's) names keys with the site's rule", async (t) => {
+  const { svc, client } = await ctx.newClient('growth');
+  const { row } = await svc.createKey(client.id, 'live', '  ci   runner ');
+  t.equal(row.name, 'ci runner');
+  t.equal((await svc.createKey(client.id, 'test')).row.name, null, 'a name is optional');
+  t.same(
+    (await svc.listKeys(client.id)).map((k) => k.name),
+    [null, 'ci runner', null],
+    'listed with their names, oldest first',
+  );
+  await t.rejects(svc.createKey(client.id, 'live', 'z'.repeat(61)), { code: '22023' });
+  t.equal((await svc.revokeKey(row.id)).name, 'ci runner');
+});
