@@ -63,10 +63,13 @@ const tiles: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/tiles/parcels.json',
     {
+      // like every /v1 route it needs the key (a client that can send it for the tiles can send it here); it costs no
+      // credit, since it only describes the tiles, which are charged
       config: { free: true },
       schema: {
         tags,
-        summary: 'TileJSON 3.0.0 of the parcel tiles, for MapLibre, Mapbox, OpenLayers and QGIS (free)',
+        summary:
+          'TileJSON 3.0.0 of the parcel tiles, for MapLibre, Mapbox, OpenLayers and QGIS: needs the API key, costs no credit',
         response: { 200: TileJson, ...commonErrors },
       },
     },
