@@ -92,3 +92,9 @@ GRANT EXECUTE ON FUNCTION billing.apply_event(jsonb), billing.overage_due(date),
   billing.save_customer(uuid, text), billing.client_for_checkout(uuid), billing.price_of(text),
   billing.account_billing(uuid), billing.client_status(text)
 TO api_billing;
+
+-- Whether a Checkout Session of the client has been applied (the return page says "processing" until it has).
+CREATE OR REPLACE FUNCTION billing.checkout_done(p_client_id uuid, p_session_id text) RETURNS boolean
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = billing, pg_temp
+AS $$ SELECT EXISTS (SELECT FROM billing.checkouts WHERE client_id = p_client_id AND session_id = p_session_id) $$;
+GRANT EXECUTE ON FUNCTION billing.checkout_done(uuid, text) TO api_billing;

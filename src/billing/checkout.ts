@@ -36,3 +36,12 @@ export async function portalUrl(b: Billing, clientId: string): Promise<string> {
   const session = await b.stripe.billingPortal.sessions.create({ customer, return_url: `${b.siteUrl}/account` });
   return session.url;
 }
+
+/** The account page's billing block (billing.account_billing). */
+export async function accountBilling(b: Billing, clientId: string) {
+  const [row] = await b.sql<import('../site/billing-pages.ts').BillingRow[]>`
+    SELECT subscription_status, stripe_status, cancel_at_period_end, failed_invoice_url, failed_amount_due, overage,
+           checkouts::int AS checkouts
+      FROM billing.account_billing(${clientId}::uuid)`;
+  return row ?? null;
+}

@@ -54,3 +54,11 @@ export function createBilling(config: BillingConfig, poolSize = 2): Billing | nu
 
 /** Our plan or pack behind a Stripe price's lookup key. */
 export const lookupKey = (kind: 'plan' | 'pack', item: string) => `${kind}:${item}`;
+
+/** Where the site's payment forms lead (Checkout, the Customer Portal): the site's CSP allows these form targets. */
+export function paymentOrigins(config: Pick<Config, 'STRIPE_SECRET_KEY' | 'STRIPE_API_BASE'>): string[] {
+  if (!config.STRIPE_SECRET_KEY) return [];
+  return config.STRIPE_API_BASE
+    ? [new URL(config.STRIPE_API_BASE).origin]
+    : ['https://checkout.stripe.com', 'https://billing.stripe.com'];
+}

@@ -300,6 +300,7 @@ export function plansPage(
   packs: { display_name: string; credits: number; price_cents: number }[],
   current: string | null,
   support: string,
+  shop: Html | null = null,
 ): Html {
   const cell = (on: boolean | string) => (on === 'beta' ? 'beta' : on ? 'yes' : '—');
   return html`<p class="lead">
@@ -370,14 +371,15 @@ export function plansPage(
         feature and do not raise the per-minute limit.
       </p>
     </section>
-    <section class="card" aria-labelledby="h-change">
+    ${shop ??
+    html`<section class="card" aria-labelledby="h-change">
       <h2 id="h-change">Changing plan or buying a pack</h2>
       <p>
         For now we make these changes by hand: write to <a href="mailto:${support}">${support}</a> from the email you
         sign in with, naming the plan or pack you want. The new plan or credits apply from your next request; your keys
         stay the same. Online payment is not available yet.
       </p>
-    </section>`;
+    </section>`}`;
 }
 
 export function quickstartPage(base: string, keys: KeyRow[]): Html {

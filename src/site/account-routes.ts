@@ -10,11 +10,15 @@ import * as q from './queries.ts';
 import { csv, dayRange, fileName } from './usage.ts';
 import { badRangePage } from './dashboard-pages.ts';
 import type { Site } from './index.ts';
+import billingRoutes from './billing-routes.ts';
+import { billingBlock, shopSection } from './billing-pages.ts';
+import { accountBilling } from '../billing/checkout.ts';
 
 export default async function accountRoutes(app: FastifyInstance, opts: { site: Site }) {
   const site = opts.site;
   const { sql, config } = site;
   const base = config.SITE_URL;
+  await app.register(billingRoutes, { site }); // /account/billing/*: the shop, when billing is on
 
   app.get('/', async (request, reply) => {
     const user = site.requireUser(request, reply);
@@ -23,6 +27,7 @@ export default async function accountRoutes(app: FastifyInstance, opts: { site: 
     const [account, credits] = await site.withPending(user.client_id, (live, test) =>
       Promise.all([q.account(sql, session, live, test), q.accountCredits(sql, session, live)]),
     );
+    const billing = app.billing ? await accountBilling(app.billing, user.client_id) : null;
     const query = request.query as Record<string, unknown>;
     const notice =
       query.welcome !== undefined
@@ -33,7 +38,7 @@ export default async function accountRoutes(app: FastifyInstance, opts: { site: 
     return site.render(
       reply,
       { title: account.name, current: '/account', notice: notice ? { kind: 'ok', text: notice } : null },
-      () => overviewPage(account, credits),
+      () => (billing ? html`${overviewPage(account, credits)}${billingBlock(billing)}` : overviewPage(account, credits)),
     );
   });
 
@@ -141,8 +146,17 @@ export default async function accountRoutes(app: FastifyInstance, opts: { site: 
 
   app.get('/plans', async (request, reply) => {
     const [plans, packs] = await Promise.all([q.plans(sql), q.packs(sql)]);
-    return site.render(reply, { title: 'Plans and credit packs', current: '/account/plans' }, () =>
-      plansPage(plans, packs, request.siteSession?.user.plan ?? null, config.SUPPORT_EMAIL),
+    const user = request.siteSession?.user ?? null;
+    const billing = app.billing && user ? await accountBilling(app.billing, user.client_id) : null;
+    const subscribed = billing !== null && (billing.stripe_status !== null || billing.checkouts > 0);
+    return site.render(reply, { title: 'Plans and credit packs', current: '/account/plans' }, (csrf) =>
+      plansPage(
+        plans,
+        packs,
+        user?.plan ?? null,
+        config.SUPPORT_EMAIL,
+        app.billing ? shopSection(csrf, plans, packs, user?.plan ?? null, subscribed) : null,
+      ),
     );
   });
 }

@@ -21,6 +21,7 @@ import { touchSession, type Pending, type SessionRow } from './queries.ts';
 import { throttle, type Throttle } from './throttle.ts';
 import { isToken, newToken, tokenHash } from './tokens.ts';
 import authRoutes from './auth-routes.ts';
+import { paymentOrigins } from '../billing/stripe.ts';
 import accountRoutes from './account-routes.ts';
 import dashboardRoutes from './dashboard-routes.ts';
 import { LOW_CREDIT_CHECK_MS, sendLowCreditAlerts } from './dashboard-alerts.ts';
@@ -125,7 +126,7 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
         styleSrc: ["'self'"],
         imgSrc: ["'self'", 'data:'],
         connectSrc: ["'self'"],
-        formAction: ["'self'"],
+        formAction: ["'self'", ...paymentOrigins(config)], // the shop's forms redirect to Stripe
         frameAncestors: ["'none'"],
         baseUri: ["'none'"],
         objectSrc: ["'none'"],

@@ -131,6 +131,10 @@ export class StripeDouble {
       );
       return;
     }
+    if (!url.pathname.startsWith('/v1/')) {
+      res.writeHead(404).end(); // a browser's own requests (favicon.ico): not API calls
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
