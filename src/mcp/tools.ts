@@ -34,6 +34,7 @@ import {
 } from '../schemas/tax-delinquencies.ts';
 import { historyTools } from './tools-history.ts';
 import { certificateTools } from './tools-certificates.ts';
+import { savedSearchTools } from './tools-saved.ts';
 
 export interface ToolContext {
   app: FastifyInstance;
@@ -339,4 +340,5 @@ export const TOOLS: Tool[] = [
   ...accountTools,
   ...historyTools,
   ...certificateTools,
+  ...savedSearchTools,
 ];
