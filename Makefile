@@ -67,6 +67,10 @@ bench-overhead: db ## what auth and metering cost a request: one endpoint with e
 fuzz: ## hostile fuzz for MINUTES (10) against a running `make run`; report in .local/fuzz-report.md
 	@$(TSX) scripts/fuzz.ts --minutes $${MINUTES:-10}
 
+.PHONY: stripe-check
+stripe-check: ## billing against a real Stripe test account: STRIPE_SECRET_KEY=sk_test_… and `stripe listen` forwarding to `make run` (docs/billing.md; not in CI)
+	@$(TSX) scripts/stripe-check.ts
+
 bench: services ## every endpoint's throughput and latency, and search recall, on SCALE (1000000) synthetic parcels: bench/RESULTS.md
 	@bash scripts/services.sh install-bench
 	@url=$$($(TSX) bench/state.ts --parcels $(SCALE)) && unset API_DATABASE_URL && DATABASE_URL="$$url" \
