@@ -31,11 +31,15 @@ export interface RunningApi {
 
 const benchPrefix = () => `bench:${new URL(ownerDatabaseUrl()).pathname.slice(1)}:`;
 
-/** Starts bench/server.ts (the API plus its floor routes) on `port` with `env` on top; resolves once /healthz answers. */
+/**
+ * Starts bench/server.ts (the API plus its floor routes) on `port` with `env` on top; resolves once /healthz answers
+ * (within `waitSeconds`: a machine busy with other work starts it slowly).
+ */
 export async function startApi(
   port: number,
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  waitSeconds = 30,
 ): Promise<RunningApi> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'bench/server.ts'], {
     // a Redis key prefix of the benchmark database's own: usage counted in Redis belongs to one database
@@ -52,7 +56,7 @@ export async function startApi(
     } catch {
       // not up yet
     }
-    if (i > 150) throw new Error('the API did not start');
+    if (i > waitSeconds * 5) throw new Error('the API did not start');
     await new Promise((r) => setTimeout(r, 200));
   }
   return {
