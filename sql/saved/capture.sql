@@ -78,9 +78,12 @@ CREATE OR REPLACE FUNCTION saved.capture_delinquencies() RETURNS trigger
   LANGUAGE plpgsql
 AS $$
 DECLARE
-  v_sql text := saved.match_sql('tax_delinquencies', 'd',
-    'webhooks.delinquency_json(webhooks.delinquency_snapshot_of(d), c.slug)', TG_OP = 'UPDATE');
+  v_sql text;
 BEGIN
+  -- an INSERT ... ON CONFLICT that only updated fires the insert trigger with no rows
+  IF NOT EXISTS (SELECT 1 FROM new_rows) THEN RETURN NULL; END IF;
+  v_sql := saved.match_sql('tax_delinquencies', 'd',
+    'webhooks.delinquency_json(webhooks.delinquency_snapshot_of(d), c.slug)', TG_OP = 'UPDATE');
   IF v_sql IS NOT NULL THEN
     PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
     EXECUTE v_sql;
@@ -95,8 +98,10 @@ CREATE OR REPLACE FUNCTION saved.capture_parcels() RETURNS trigger
   LANGUAGE plpgsql
 AS $$
 DECLARE
-  v_sql text := saved.match_sql('parcels', 'p', 'webhooks.parcel_hit(p, c.slug, c.name)', TG_OP = 'UPDATE');
+  v_sql text;
 BEGIN
+  IF NOT EXISTS (SELECT 1 FROM new_rows) THEN RETURN NULL; END IF;
+  v_sql := saved.match_sql('parcels', 'p', 'webhooks.parcel_hit(p, c.slug, c.name)', TG_OP = 'UPDATE');
   IF v_sql IS NOT NULL THEN
     PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
     EXECUTE v_sql;
