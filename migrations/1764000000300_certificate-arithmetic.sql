@@ -49,7 +49,8 @@ CREATE TABLE core.county_certificate_settings (
   updated_at            timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE core.county_certificate_settings IS
-  'Per county, where its practice in certificate arithmetic differs from the statute''s reading (docs/certificates.md). '
+  'Per county, where its practice in certificate arithmetic differs from the statute''s reading '
+  '(docs/certificates.md). '
   'month_of_issue_counts: whether the month a certificate is dated (or bought from the county) earns a month of '
   'interest (default true); deed_application_fee: the tax collector''s fee for a tax deed application (s. 197.502(1), '
   'at most 75.00, default 75.00). A county without a row uses the defaults.';

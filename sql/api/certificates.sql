@@ -67,7 +67,8 @@ COMMENT ON FUNCTION api.certificate_payoff(bigint, date) IS
 
 CREATE FUNCTION api.parcel_certificates(p_id bigint, p_as_of date DEFAULT NULL,
   OUT parcel_id text, OUT county_slug text, OUT county_parcel_id text, OUT as_of text, OUT certificates json,
-  OUT certificates_total float8, OUT unsold_delinquencies json, OUT unsold_total float8, OUT deed_application_fee float8)
+  OUT certificates_total float8, OUT unsold_delinquencies json, OUT unsold_total float8,
+  OUT deed_application_fee float8)
 RETURNS SETOF record
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$

@@ -27,7 +27,8 @@ CREATE TYPE search.certificate_amounts AS (
   holder_receives    numeric,
   rules              jsonb     -- field -> rule code
 );
-COMMENT ON TYPE search.certificate_amounts IS 'A certificate''s payoff on one day, each number with the rule it came from.';
+COMMENT ON TYPE search.certificate_amounts IS
+  'A certificate''s payoff on one day, each number with the rule it came from.';
 
 -- Months of interest from p_from to p_as_of: every month from the first day of each month, a part of a month
 -- counted whole (s. 197.172(4), s. 197.4725(2)); the month of p_from itself only when the county counts it.
@@ -162,8 +163,9 @@ BEGIN
     a.computed_interest::float8, a.minimum_interest::float8, a.minimum_applied, a.interest::float8, a.fee::float8,
     a.payer_pays::float8, a.holder_receives::float8, to_char(d.deed_application_from, 'YYYY-MM-DD'),
     p_as_of >= d.deed_application_from, to_char(d.expires_on, 'YYYY-MM-DD'),
-    (a.rules || jsonb_build_object('deed_application_from', 'DEED-APR1',
-                                   'expires_on', CASE WHEN d.expires_on IS NULL THEN 'EXP-STOPPED' ELSE 'EXP-7Y' END))::json
+    (a.rules || jsonb_build_object(
+       'deed_application_from', 'DEED-APR1',
+       'expires_on', CASE WHEN d.expires_on IS NULL THEN 'EXP-STOPPED' ELSE 'EXP-7Y' END))::json
   )::api.certificate_payoff_row;
 END $$;
 COMMENT ON FUNCTION search.certificate_payoff_row(record, text, text, boolean, date) IS

@@ -71,6 +71,7 @@ CREATE FUNCTION search.tax_delinquency_where(f search.tax_delinquency_filter) RE
 AS $$
 DECLARE
   w text[] := ARRAY['true'];
+  eligible text;
 BEGIN
   -- one county as plain equality, so an index that continues with the sort returns rows already in order
   IF f.county_ids IS NOT NULL THEN
@@ -89,10 +90,10 @@ BEGIN
   IF f.certificate_number IS NOT NULL THEN w := w || format('d.certificate_number = %L', f.certificate_number); END IF;
   -- deed_application_from is set on open certificates only (a range on it implies one), expires_on NULL on an open
   -- one means a stopped clock (docs/certificates.md)
-  IF f.deed_eligible THEN
-    w := w || format('d.deed_application_from <= %L::date AND (d.expires_on >= %1$L::date OR d.expires_on IS NULL)', f.today);
-  ELSIF NOT f.deed_eligible THEN
-    w := w || format('NOT coalesce(d.deed_application_from <= %L::date AND (d.expires_on >= %1$L::date OR d.expires_on IS NULL), false)', f.today);
+  IF f.deed_eligible IS NOT NULL THEN
+    eligible := format('d.deed_application_from <= %L::date AND (d.expires_on >= %1$L::date OR d.expires_on IS NULL)',
+                       f.today);
+    w := w || CASE WHEN f.deed_eligible THEN eligible ELSE format('NOT coalesce(%s, false)', eligible) END;
   END IF;
   IF f.expires_before IS NOT NULL THEN w := w || format('d.expires_on < %L::date', f.expires_before); END IF;
   IF f.expires_after IS NOT NULL THEN w := w || format('d.expires_on > %L::date', f.expires_after); END IF;
@@ -117,7 +118,9 @@ DECLARE
   END;
   v_where text := search.tax_delinquency_where(f);
 BEGIN
-  IF v_order IS NULL THEN PERFORM core.bad_sort(p_sort, ARRAY['due_desc', 'due_asc', 'year_newest', 'expires_soonest']); END IF;
+  IF v_order IS NULL THEN
+    PERFORM core.bad_sort(p_sort, ARRAY['due_desc', 'due_asc', 'year_newest', 'expires_soonest']);
+  END IF;
   PERFORM core.check_page(p_limit, p_offset);
   RETURN format($q$
     SELECT d.id::text AS id, c.slug AS county_slug, d.parcel_id AS county_parcel_id, d.tax_year::integer AS tax_year,
@@ -127,7 +130,8 @@ BEGIN
            d.certificate_holder, d.certificate_interest_rate::float8 AS certificate_interest_rate,
            d.bid_rate::float8 AS bid_rate, to_char(d.deed_application_from, 'YYYY-MM-DD') AS deed_application_from,
            to_char(d.expires_on, 'YYYY-MM-DD') AS expires_on,
-           (search.certificate_payoff_of(d, c.name, cs.month_of_issue_counts, %L::date)).payer_pays::float8 AS payoff_today
+           (search.certificate_payoff_of(d, c.name, cs.month_of_issue_counts, %L::date)).payer_pays::float8
+             AS payoff_today
       FROM %s d
       JOIN core.counties c ON c.id = d.county_id
       LEFT JOIN core.county_certificate_settings cs ON cs.county_id = d.county_id
