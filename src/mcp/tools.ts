@@ -327,7 +327,7 @@ const accountTools = [
       );
       return {
         structured: { data },
-        summary: `${data.events_count} of ${data.monthly_quota} credits used (${data.percent_used}%) on the ${data.plan} plan; resets ${data.reset_date}.`,
+        summary: `${data.events_count} of ${data.monthly_quota} credits used (${data.percent_used}%) on the ${data.plan_name} plan; resets ${data.reset_date}.`,
       };
     },
   }),

@@ -9,7 +9,7 @@ export async function getAccountUsage(
   pending: number,
 ): Promise<AccountUsage> {
   const [row] = await sql<AccountUsage[]>`
-    SELECT events_count::int, monthly_quota::float8, percent_used, reset_date, plan
+    SELECT events_count::int, monthly_quota::float8, percent_used, reset_date, plan, plan_name
       FROM api.get_account_usage(p_client_id => ${clientId}::uuid, p_mode => ${mode}, p_pending => ${pending})`;
   return row!;
 }

@@ -13,7 +13,13 @@ export const AccountUsage = Type.Object(
       description: 'events_count / monthly_quota * 100, 2 decimals; 0 when the quota is 0.',
     }),
     reset_date: Type.String({ description: 'ISO 8601 UTC start of the next calendar month.' }),
-    plan: Type.String({ description: 'free, developer, pro, growth, lead_feed, enterprise or mcp_starter.' }),
+    plan: Type.String({
+      description:
+        "The plan's id: free, developer, pro, growth, lead_feed, enterprise or mcp_starter (free is the Free Trial).",
+    }),
+    plan_name: Type.String({
+      description: "The plan's name as the site and its price list show it: Free Trial, Developer, Pro, Growth …",
+    }),
   },
   { $id: 'AccountUsage' },
 );
