@@ -3,7 +3,14 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { apiDatabaseUrl, localRedisUrl, meterDatabaseUrl, siteDatabaseUrl, webhooksDatabaseUrl, withRole } from './db-url.ts';
+import {
+  apiDatabaseUrl,
+  localRedisUrl,
+  meterDatabaseUrl,
+  siteDatabaseUrl,
+  webhooksDatabaseUrl,
+  withRole,
+} from './db-url.ts';
 import { resolveKeySecret } from './accounts/keys.ts';
 import { replicaUrlProblems } from './db/replica-urls.ts';
 

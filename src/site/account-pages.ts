@@ -371,15 +371,17 @@ export function plansPage(
         feature and do not raise the per-minute limit.
       </p>
     </section>
-    ${shop ??
-    html`<section class="card" aria-labelledby="h-change">
-      <h2 id="h-change">Changing plan or buying a pack</h2>
-      <p>
-        For now we make these changes by hand: write to <a href="mailto:${support}">${support}</a> from the email you
-        sign in with, naming the plan or pack you want. The new plan or credits apply from your next request; your keys
-        stay the same. Online payment is not available yet.
-      </p>
-    </section>`}`;
+    ${
+      shop ??
+      html`<section class="card" aria-labelledby="h-change">
+        <h2 id="h-change">Changing plan or buying a pack</h2>
+        <p>
+          For now we make these changes by hand: write to <a href="mailto:${support}">${support}</a> from the email you
+          sign in with, naming the plan or pack you want. The new plan or credits apply from your next request; your
+          keys stay the same. Online payment is not available yet.
+        </p>
+      </section>`
+    }`;
 }
 
 export function quickstartPage(base: string, keys: KeyRow[]): Html {

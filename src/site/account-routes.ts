@@ -38,7 +38,8 @@ export default async function accountRoutes(app: FastifyInstance, opts: { site: 
     return site.render(
       reply,
       { title: account.name, current: '/account', notice: notice ? { kind: 'ok', text: notice } : null },
-      () => (billing ? html`${overviewPage(account, credits)}${billingBlock(billing)}` : overviewPage(account, credits)),
+      () =>
+        billing ? html`${overviewPage(account, credits)}${billingBlock(billing)}` : overviewPage(account, credits),
     );
   });
 
