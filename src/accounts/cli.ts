@@ -6,7 +6,7 @@ import { createRedis, redisConnection } from '../plugins/redis.ts';
 import { resolveKeySecret } from './keys.ts';
 import { AccountError, PLANS, accounts, type ClientRow } from './service.ts';
 import { parseCliArgs } from './cli-args.ts';
-import { runBillingCli } from '../billing/cli.ts';
+import { BILLING_USAGE, runBillingCli } from '../billing/cli.ts';
 import { createMailer } from '../site/mail.ts';
 import { loadLocalEnv } from '../local-env.ts';
 
@@ -24,6 +24,7 @@ const USAGE = `usage: npm run --silent admin -- <command> [--json]
   key revoke --key ID
   pack grant --client ID --pack starter|investigator|bulk|power [--purchased-at ISO8601]
   ledger adjust --client ID --credits N --reason TEXT   (N may be negative)
+${BILLING_USAGE}
 plans: ${PLANS.join(', ')}`;
 
 class UsageError extends Error {}

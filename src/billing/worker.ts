@@ -17,7 +17,11 @@ interface Log {
 
 export async function startBillingWorker(b: Billing, databaseUrl: string, log: Log): Promise<() => Promise<void>> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 3, application_name: 'florida-billing-jobs' });
+  // an idle connection that fails is dropped by the pool and replaced; it must not crash the process
   pool.on('error', (err) => log.warn({ err: err.message }, 'billing job queue connection failed'));
+  pool.on('connect', (client) =>
+    client.on('error', (err) => log.warn({ err: err.message }, 'billing job queue connection failed')),
+  );
   let runner: Runner;
   try {
     runner = await run({
