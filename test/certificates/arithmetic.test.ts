@@ -149,3 +149,17 @@ t.test('dates every open certificate gets, and none for a closed one', async (t)
   t.match(by['W-X'], { deed_application_from: null, expires_on: null }, 'cancelled: none');
   t.equal(rows.at(-1)!.expires_on, null, 'expires_soonest puts records without an expiry last');
 });
+
+t.test('a deed application on record stops the 7-year clock (s. 197.482)', async (t) => {
+  const [row] = await sql<{ id: string }[]>`
+    INSERT INTO core.tax_delinquencies (county_id, parcel_id, tax_year, status, certificate_number,
+      certificate_sale_date, face_amount, certificate_holder, certificate_interest_rate)
+    VALUES (1, 'W-700', 2023, 'tda_filed', 'W-TDA', '2024-06-01', 1000, 'ACME LLC', 18) RETURNING id::text`;
+  // June 2024-July 2031 is 86 months: 1000 x 18% x 86/12 = 1290.00, past the 7 years the clock no longer runs
+  const late = await payoff(row!.id, '2031-07-15');
+  t.match(late, { months: 86, interest: 1290, payer_pays: 2296.25, expires_on: null, deed_eligible: true });
+  t.equal(late.rules.expires_on, 'EXP-STOPPED');
+  const eligible = await sql`SELECT certificate_number, expires_on FROM api.search_tax_delinquencies(
+    p_county => '{alachua}', p_deed_eligible => true, p_sort => 'expires_soonest', p_limit => 100)`;
+  t.same(eligible.at(-1), { certificate_number: 'W-TDA', expires_on: null }, 'eligible, after every dated expiry');
+});
