@@ -4,7 +4,7 @@
 
 -- Once a minute per API process, on the metering's connection: every active client whose credits left
 -- (meter.credits_left, every bucket, as of p_now) are below its threshold and who has had no email this billing
--- period, marked sent in the same statement.
+-- period (nor a later one: a clock set back sends nothing again), marked sent in the same statement.
 -- Two processes asking at once each get a disjoint set: the row lock and the re-checked WHERE let one claim a client.
 CREATE OR REPLACE FUNCTION meter.claim_low_credit_alerts(p_now timestamptz DEFAULT now())
 RETURNS TABLE (client_id uuid, email text, name text, threshold bigint, credits_left bigint, period text)
@@ -16,12 +16,12 @@ AS $$
       JOIN accounts.clients c ON c.id = a.client_id AND c.status = 'active'
      CROSS JOIN LATERAL (SELECT coalesce(sum(greatest(x.credits, 0)), 0)::bigint AS credits
                            FROM meter.credits_left(a.client_id, '{}', p_now) x) l
-     WHERE a.last_sent_period IS DISTINCT FROM meter.period_of(p_now) AND l.credits < a.threshold
+     WHERE coalesce(a.last_sent_period < meter.period_of(p_now), true) AND l.credits < a.threshold
   )
   UPDATE accounts.credit_alerts a SET last_sent_period = meter.period_of(p_now), last_sent_at = p_now
     FROM low, accounts.clients c
    WHERE a.client_id = low.client_id AND c.id = a.client_id
-     AND a.last_sent_period IS DISTINCT FROM meter.period_of(p_now)
+     AND coalesce(a.last_sent_period < meter.period_of(p_now), true)
   RETURNING a.client_id, coalesce((SELECT u.email FROM accounts.site_users u WHERE u.client_id = a.client_id), c.email),
             c.name, a.threshold, low.credits, a.last_sent_period
 $$;

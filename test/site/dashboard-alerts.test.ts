@@ -8,7 +8,7 @@ import { withRole } from '../../src/db-url.ts';
 import { createSql } from '../../src/plugins/db.ts';
 import { createMailer } from '../../src/site/mail.ts';
 import { sendLowCreditAlerts } from '../../src/site/dashboard-alerts.ts';
-import { signUp } from './helpers.ts';
+import { mails, signUp } from './helpers.ts';
 
 const ctx = await buildTestApp(t);
 
@@ -83,32 +83,49 @@ t.test('below the threshold: one email per billing period, none above it', async
   const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 2));
 
   const before = received.length;
+  // The app's own check (once a minute, with the real clock) may claim a client first: its mail goes to the app's
+  // log, as the site's mail does in tests. Either way it is one mail, so both are counted.
+  const mailsTo = (email: string) => [
+    ...received
+      .slice(before)
+      .filter((m) => m.to.includes(email))
+      .map((m) => readable(m.raw)),
+    ...mails(ctx)
+      .filter((m) => m.to === email && m.subject.includes('credits are low'))
+      .map((m) => `Subject: ${m.subject}\n${m.text}`),
+  ];
   await check(now);
-  const mine = () => received.slice(before).filter((m) => m.to.includes(low.email) || m.to.includes(high.email));
-  t.equal(mine().length, 1, 'one email');
-  t.same(mine()[0]!.to, [low.email], 'to the client below its threshold');
-  const text = readable(mine()[0]!.raw);
+  t.equal(mailsTo(low.email).length, 1, 'one email to the client below its threshold');
+  t.equal(mailsTo(high.email).length, 0, 'none to the one above it');
+  const text = mailsTo(low.email)[0]!;
   t.match(text, /Subject: Your Florida Property API credits are low: 500 left/);
   t.match(text, /below the 600 you asked us to warn you about/);
-  t.match(text, /https:\/\/example\.test\/account\/plans/);
+  t.match(text, /\/account\/plans/);
+  t.ok(
+    received.slice(before).some((m) => m.to.includes(low.email)) ||
+      mails(ctx).some((m) => m.to === low.email && m.subject.includes('credits are low')),
+    "sent through SMTP (or by the app's own check to its log)",
+  );
 
   await check(now);
   await check(new Date(now.getTime() + 60_000));
-  t.equal(mine().length, 1, 'not again in the same period');
+  t.equal(mailsTo(low.email).length, 1, 'not again in the same period');
   const [row] = await ctx.db.sql<{ last_sent_period: string }[]>`
     SELECT last_sent_period FROM accounts.credit_alerts WHERE client_id = ${low.clientId}`;
   t.equal(row!.last_sent_period, now.toISOString().slice(0, 7));
 
   await check(nextMonth);
-  t.equal(mine().length, 2, 'once more in the next period');
+  t.equal(mailsTo(low.email).length, 2, 'once more in the next period');
+  t.equal(received.slice(before).filter((m) => m.to.includes(low.email)).length >= 1, true);
   await check(nextMonth);
-  t.equal(mine().length, 2);
+  await check(now);
+  t.equal(mailsTo(low.email).length, 2, 'and not again, nor for a clock set back');
 
   // spending below the other threshold: mailed on the next check
   await ctx.db.sql`
     INSERT INTO meter.ledger (client_id, bucket, delta, reason) VALUES (${high.clientId}, 'credits', -450, 'usage')`;
   await check(now);
-  t.equal(mine().filter((m) => m.to.includes(high.email)).length, 1, 'the other client, once below');
+  t.equal(mailsTo(high.email).length, 1, 'the other client, once below');
 });
 
 t.test("the site's role cannot run the check: it acts on an account only through its session", async (t) => {

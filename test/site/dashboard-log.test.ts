@@ -49,7 +49,7 @@ t.test('requests are logged with status, error code and route; never the key or 
   t.equal(bad.statusCode, 400);
   const badCode = (bad.json() as { error: { code: string } }).error.code;
   await app.inject({ url: '/v1/counties' }); // no key: no account to log it in
-  t.ok((await app.requestLog.flush()) >= 3);
+  await app.requestLog.flush(); // after the once-a-second flush that may have taken some of them already
 
   const rows = await logOf(client.id);
   t.equal(rows.length, 3, 'three requests of the key');
