@@ -13,7 +13,7 @@ YEARS ?= 1
 OUT ?= .local/state
 JOBS ?= 2
 
-.PHONY: help install services stop status clean replica db run test check typecheck lint format bench-overhead fuzz bench data load-data basemap
+.PHONY: help install services stop status clean replica db run test check typecheck lint format bench-overhead fuzz bench data load-data basemap client
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -50,6 +50,9 @@ test: services ## build the test template database once and run the whole tap su
 	@TEST_TEMPLATE_DB=$(TEST_DB) bash scripts/test.sh
 
 check: install typecheck lint format ## typecheck, lint and format check
+
+client: ## regenerate the typed TypeScript client (clients/typescript/schema.d.ts) from the OpenAPI document
+	@$(TSX) scripts/generate-client.ts
 
 typecheck:
 	@tsc --noEmit
