@@ -3,7 +3,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { notFound } from '../errors.ts';
 import { getCertificatePayoff, getParcelCertificates } from '../queries/certificates.ts';
-import { AsOfQuery, RecordParams } from '../schemas/certificates.ts';
+import { AsOfQuery, CertificatePayoff, ParcelCertificates, RecordParams } from '../schemas/certificates.ts';
+import { ObjectEnvelope } from '../schemas/common.ts';
 import { ParcelParams } from '../schemas/parcels.ts';
 import type { Tool } from './tools.ts';
 
@@ -30,6 +31,7 @@ export const certificateTools = [
       'without a certificate, one redeemed or cancelled, or an as_of before the certificate date is an error that ' +
       'says which.',
     input: Type.Object({ id: RecordParams.properties.id, as_of: AsOfQuery.properties.as_of }),
+    output: ObjectEnvelope(CertificatePayoff),
     run: async ({ app }, { id, as_of }) => {
       const data = await getCertificatePayoff(app.sql, id, as_of);
       if (!data) throw notFound(`No delinquency record with id ${id}.`);
@@ -52,6 +54,7 @@ export const certificateTools = [
       'other certificates (redeem_others) plus the delinquent taxes not yet sold and the county fee ' +
       `(deed_application_cost; current taxes and clerk costs not included). Also lists the unsold delinquencies. ${RULES}`,
     input: Type.Object({ id: ParcelParams.properties.id, as_of: AsOfQuery.properties.as_of }),
+    output: ObjectEnvelope(ParcelCertificates),
     run: async ({ app }, { id, as_of }) => {
       const data = await getParcelCertificates(app.sql, id, as_of);
       if (!data) throw notFound(`No parcel with id ${id}.`);

@@ -2,7 +2,8 @@
 // GET /v1/parcels/{id}/history.
 import { Type } from '@sinclair/typebox';
 import { getParcelHistory } from '../queries/parcels.ts';
-import { ParcelParams } from '../schemas/parcels.ts';
+import { ParcelParams, ParcelRoll } from '../schemas/parcels.ts';
+import { ObjectEnvelope } from '../schemas/common.ts';
 import { notFound } from '../errors.ts';
 import type { Tool } from './tools.ts';
 
@@ -22,6 +23,7 @@ export const historyTools: Tool[] = [
       'amounts by FDOR code, and against the roll year before: owner_changed, just_value_change_pct, use_code_changed, ' +
       'plus the recorded sales between the two rolls that explain an owner change. A parcel new this year has one row.',
     input: Input,
+    output: ObjectEnvelope(Type.Array(ParcelRoll)),
     run: async ({ app }, { id }) => {
       const data = await getParcelHistory(app.sql, id);
       if (!data) throw notFound(`No parcel with id ${id}.`);

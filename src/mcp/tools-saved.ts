@@ -13,7 +13,8 @@ import {
   listSavedSearches,
   uuidOf,
 } from '../saved-searches/queries.ts';
-import { CreateSavedSearchBody, SavedSearchParams } from '../saved-searches/schemas.ts';
+import { CreateSavedSearchBody, MatchesEnvelope, SavedSearch, SavedSearchParams } from '../saved-searches/schemas.ts';
+import { ObjectEnvelope } from '../schemas/common.ts';
 import type { Tool } from './tools.ts';
 
 function clientOf(auth: AuthContext): string {
@@ -46,6 +47,7 @@ export const savedSearchTools: Tool[] = [
       '"min_due": 3000, "status": "delinquent"}). After each import, every record that newly matches it is recorded ' +
       'once; read them with get_saved_search_matches. Free; Growth, Lead Feed and Enterprise plans (beta on Pro).',
     input: CreateInput,
+    output: ObjectEnvelope(SavedSearch),
     free: true,
     run: async ({ app, auth }, a) => {
       const clientId = clientOf(auth);
@@ -69,6 +71,7 @@ export const savedSearchTools: Tool[] = [
     title: 'List your saved searches',
     description: 'Your saved searches with their filters, how many matches each has and when it last matched. Free.',
     input: Type.Object({}),
+    output: ObjectEnvelope(Type.Array(SavedSearch)),
     free: true,
     run: async ({ app, auth }) => {
       const data = await listSavedSearches(app.webhooks.sql, clientOf(auth));
@@ -83,6 +86,7 @@ export const savedSearchTools: Tool[] = [
       'call; leave it out to start). Each match has its cursor, when it matched and the record as the search returns ' +
       'it. Never skips or repeats a match. 1 credit a call.',
     input: MatchesInput,
+    output: MatchesEnvelope,
     run: async ({ app, auth }, a) => {
       const clientId = clientOf(auth);
       const id = uuidOf(a.id);
