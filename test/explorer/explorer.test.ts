@@ -100,7 +100,7 @@ t.test('a person pastes a key, searches, sees the polygons and the side panel', 
   t.equal(await page.isHidden('#parcel-panel'), true, 'no panel before a parcel is chosen');
 
   t.match(await useKey(page, 'flprop_live_notakey'), /Invalid API key/, 'a wrong key is said so');
-  t.match(await useKey(page, key), /Key accepted: growth plan/, 'the key is checked (for free) and accepted');
+  t.match(await useKey(page, key), /Key accepted: Growth,/, 'the key is checked (for free) and accepted');
 
   await page.fill('#query', 'SMITH JOHN');
   await page.click('#search-form button');

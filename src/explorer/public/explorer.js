@@ -283,10 +283,10 @@ async function useKey(key) {
   setStatus('key-status', 'Checking the key…');
   try {
     const usage = await api('/account/usage'); // free: it checks the key without spending a credit
-    const { plan, events_count: used, monthly_quota: quota } = usage.data;
+    const { plan, plan_name: planName, events_count: used, monthly_quota: quota } = usage.data;
     setStatus(
       'key-status',
-      `Key accepted: ${plan} plan, ${count.format(used)} of ${plural(quota, 'credit', 'credits')} used this month.`,
+      `Key accepted: ${planName ?? plan}, ${count.format(used)} of ${plural(quota, 'credit', 'credits')} used this month.`,
     );
     document.body.classList.add('has-key');
     if (map.isStyleLoaded()) reloadParcels();
