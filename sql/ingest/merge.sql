@@ -193,10 +193,11 @@ BEGIN
                         AND core.normalize_parcel_id(s.parcel_id) = p.parcel_key);
   GET DIAGNOSTICS cleared = ROW_COUNT;
   UPDATE core.counties c SET last_import_at = now(), updated_at = now() WHERE c.id = p_county_id;
+  IF updated + cleared > 0 THEN PERFORM ingest.refresh_county_shapes(ARRAY[p_county_id]); END IF;
   PERFORM webhooks.end_merge(p_load_id, p_county_id, 'parcel-geometry', 0, updated, cleared);
 END $$;
 COMMENT ON FUNCTION ingest.merge_geometry(bigint, smallint) IS
-  'Sets geom and centroid (ST_PointOnSurface) of one county''s parcels from a geometry load, polygons of one PARCELNO unioned; parcels of the county absent from the file get NULL geom and centroid.';
+  'Sets geom and centroid (ST_PointOnSurface) of one county''s parcels from a geometry load, polygons of one PARCELNO unioned; parcels of the county absent from the file get NULL geom and centroid; the county''s base-map shape is redrawn when any changed.';
 
 -- A delinquency file is the full list of each (county, tax year) it contains: records of those years absent from
 -- the file are deleted. ingested_at moves only for inserted or changed records (re-running a file updates
