@@ -3877,7 +3877,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** TileJSON 3.0.0 of the parcel tiles, for MapLibre, Mapbox, OpenLayers and QGIS (free) */
+        /** TileJSON 3.0.0 of the parcel tiles, for MapLibre, Mapbox, OpenLayers and QGIS: needs the API key, costs no credit */
         get: {
             parameters: {
                 query?: never;
@@ -3887,7 +3887,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description TileJSON 3.0.0 of the parcel tiles, for MapLibre, Mapbox, OpenLayers and QGIS (free) */
+                /** @description TileJSON 3.0.0 of the parcel tiles, for MapLibre, Mapbox, OpenLayers and QGIS: needs the API key, costs no credit */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5681,8 +5681,10 @@ export interface components {
             monthly_quota: number;
             /** @description events_count / monthly_quota * 100, 2 decimals; 0 when the quota is 0. */
             percent_used: number;
-            /** @description free, developer, pro, growth, lead_feed, enterprise or mcp_starter. */
+            /** @description The plan's id: free, developer, pro, growth, lead_feed, enterprise or mcp_starter (free is the Free Trial). */
             plan: string;
+            /** @description The plan's name as the site and its price list show it: Free Trial, Developer, Pro, Growth … */
+            plan_name: string;
             /** @description ISO 8601 UTC start of the next calendar month. */
             reset_date: string;
         };

@@ -201,7 +201,8 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
   // Every state-changing request (all of them are POSTs) carries the form's CSRF token, but a digest's one-click
   // unsubscribe (RFC 8058), which the token in its address authorizes.
   app.addHook('preHandler', (request, reply, done) => {
-    if (request.method === 'POST' && !request.url.startsWith('/account/unsubscribe/')) app.csrfProtection(request, reply, done);
+    if (request.method === 'POST' && !request.url.startsWith('/account/unsubscribe/'))
+      app.csrfProtection(request, reply, done);
     else done();
   });
 

@@ -15,11 +15,19 @@ t.teardown(() => rmSync(out, { recursive: true, force: true }));
 writeFixtures(out);
 writeImportFixtures(join(out, 'import'));
 
-/** Data files below dir (relative paths, sorted); READMEs are hand-written. */
+/**
+ * The hand-written files of fixtures/, which no profile writes: the READMEs, the older roll year (history.sql) and
+ * Stripe's events and API description (fixtures/stripe/, docs/billing.md).
+ */
+const handWritten = (file: string) =>
+  file.endsWith('README.md') || file === 'history.sql' || file.startsWith('stripe/');
+
+/** Generated data files below dir (relative paths, sorted). */
 const dataFiles = (dir: string): string[] =>
   readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && e.name !== 'README.md')
+    .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name).slice(dir.length).replace(/^\//, ''))
+    .filter((file) => !handWritten(file))
     .sort();
 
 /** The entry names of a zip (without an archive comment), read from its central directory. */
