@@ -53,6 +53,7 @@ const explorer: FastifyPluginAsync<ExplorerOptions> = async (app, opts) => {
   // The only files served, by name: nothing a client writes in the path reaches the file system.
   const assets = new Map<string, Asset>([
     ['explorer.js', await load(OWN, 'explorer.js')],
+    ['map-style.js', await load(OWN, 'map-style.js')],
     ['explorer.css', await load(OWN, 'explorer.css')],
     ['maplibre/maplibre-gl.mjs', await load(MAPLIBRE_DIST, 'maplibre-gl.mjs')],
     ['maplibre/maplibre-gl-worker.mjs', await load(MAPLIBRE_DIST, 'maplibre-gl-worker.mjs')],

@@ -142,7 +142,7 @@ t.test('a person pastes a key, searches, sees the polygons and the side panel', 
   const shot = await page.locator('#map').screenshot();
   await screenshot(page, 'explorer-search');
   const shares = await pixelShares(shot, {
-    // the offline base map's land (explorer.js, BASE.land), under the parcels
+    // the offline base map's land (map-style.js, BASE.land), under the parcels
     background: [0xf6, 0xf3, 0xea],
     // #f4a261 (residential) at 60% over the land
     residential: [
@@ -262,6 +262,7 @@ t.test('the page and its assets over HTTP', async (t) => {
 
   for (const [path, type] of [
     ['/explorer/explorer.js', /^text\/javascript/],
+    ['/explorer/map-style.js', /^text\/javascript/],
     ['/explorer/explorer.css', /^text\/css/],
     ['/explorer/maplibre/maplibre-gl.mjs', /^text\/javascript/],
     ['/explorer/maplibre/maplibre-gl-worker.mjs', /^text\/javascript/],

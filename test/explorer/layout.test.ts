@@ -21,7 +21,7 @@ t.teardown(() => browser.close());
 
 type Rgb = [number, number, number];
 const hex = (h: string): Rgb => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)) as Rgb;
-/** The offline style's colours (src/explorer/public/explorer.js, BASE). */
+/** The offline style's colours (src/explorer/public/map-style.js, BASE). */
 const WATER = hex('#cddfe9');
 const LAND = hex('#f6f3ea');
 const COUNTY = hex('#e9e1cc');
