@@ -162,10 +162,10 @@ BEGIN
     a.face::float8, a.rate::float8, to_char(a.interest_from, 'YYYY-MM-DD'), a.months, counts,
     a.computed_interest::float8, a.minimum_interest::float8, a.minimum_applied, a.interest::float8, a.fee::float8,
     a.payer_pays::float8, a.holder_receives::float8, to_char(d.deed_application_from, 'YYYY-MM-DD'),
-    p_as_of >= d.deed_application_from, to_char(d.expires_on, 'YYYY-MM-DD'),
+    p_as_of >= d.deed_application_from, to_char(nullif(d.expires_on, 'infinity'), 'YYYY-MM-DD'),
     (a.rules || jsonb_build_object(
        'deed_application_from', 'DEED-APR1',
-       'expires_on', CASE WHEN d.expires_on IS NULL THEN 'EXP-STOPPED' ELSE 'EXP-7Y' END))::json
+       'expires_on', CASE WHEN NOT isfinite(d.expires_on) THEN 'EXP-STOPPED' ELSE 'EXP-7Y' END))::json
   )::api.certificate_payoff_row;
 END $$;
 COMMENT ON FUNCTION search.certificate_payoff_row(record, text, text, boolean, date) IS

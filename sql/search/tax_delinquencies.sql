@@ -88,15 +88,16 @@ BEGIN
   IF f.owner IS NOT NULL THEN w := w || format('d.owner_search LIKE %L', '%' || f.owner || '%'); END IF;
   IF f.vendor IS NOT NULL THEN w := w || format('lower(d.source_vendor) = %L', f.vendor); END IF;
   IF f.certificate_number IS NOT NULL THEN w := w || format('d.certificate_number = %L', f.certificate_number); END IF;
-  -- deed_application_from is set on open certificates only (a range on it implies one), expires_on NULL on an open
-  -- one means a stopped clock (docs/certificates.md)
+  -- deed_application_from is set on open certificates only (a range on it implies one); a stopped clock's expires_on
+  -- is 'infinity', so not expired is a plain range (docs/certificates.md)
   IF f.deed_eligible IS NOT NULL THEN
-    eligible := format('d.deed_application_from <= %L::date AND (d.expires_on >= %1$L::date OR d.expires_on IS NULL)',
-                       f.today);
+    eligible := format('d.deed_application_from <= %L::date AND d.expires_on >= %1$L::date', f.today);
     w := w || CASE WHEN f.deed_eligible THEN eligible ELSE format('NOT coalesce(%s, false)', eligible) END;
   END IF;
   IF f.expires_before IS NOT NULL THEN w := w || format('d.expires_on < %L::date', f.expires_before); END IF;
-  IF f.expires_after IS NOT NULL THEN w := w || format('d.expires_on > %L::date', f.expires_after); END IF;
+  IF f.expires_after IS NOT NULL THEN
+    w := w || format('d.expires_on > %L::date AND d.expires_on < ''infinity''::date', f.expires_after);
+  END IF;
   RETURN array_to_string(w, ' AND ');
 END $$;
 COMMENT ON FUNCTION search.tax_delinquency_where(search.tax_delinquency_filter) IS
@@ -114,6 +115,7 @@ DECLARE
     WHEN 'due_desc'    THEN 'd.total_due DESC NULLS LAST, d.id'
     WHEN 'due_asc'     THEN 'd.total_due ASC NULLS LAST, d.id'
     WHEN 'year_newest' THEN 'd.tax_year DESC NULLS LAST, d.id'
+    -- a stopped clock ('infinity') after every date, a record without an open certificate (NULL) last
     WHEN 'expires_soonest' THEN 'd.expires_on ASC NULLS LAST, d.id'
   END;
   v_where text := search.tax_delinquency_where(f);
@@ -129,7 +131,7 @@ BEGIN
            d.owner_name, d.site_address_full, d.source_vendor, d.face_amount::float8 AS face_amount,
            d.certificate_holder, d.certificate_interest_rate::float8 AS certificate_interest_rate,
            d.bid_rate::float8 AS bid_rate, to_char(d.deed_application_from, 'YYYY-MM-DD') AS deed_application_from,
-           to_char(d.expires_on, 'YYYY-MM-DD') AS expires_on,
+           to_char(nullif(d.expires_on, 'infinity'), 'YYYY-MM-DD') AS expires_on,
            (search.certificate_payoff_of(d, c.name, cs.month_of_issue_counts, %L::date)).payer_pays::float8
              AS payoff_today
       FROM %s d

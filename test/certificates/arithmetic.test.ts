@@ -162,4 +162,23 @@ t.test('a deed application on record stops the 7-year clock (s. 197.482)', async
   const eligible = await sql`SELECT certificate_number, expires_on FROM api.search_tax_delinquencies(
     p_county => '{alachua}', p_deed_eligible => true, p_sort => 'expires_soonest', p_limit => 100)`;
   t.same(eligible.at(-1), { certificate_number: 'W-TDA', expires_on: null }, 'eligible, after every dated expiry');
+  // stored as 'infinity' so that eligibility is an index range; never shown, and no date filter reaches it
+  const [stored] = await sql<{ expires_on: string }[]>`
+    SELECT expires_on::text FROM core.tax_delinquencies WHERE id = ${row!.id}`;
+  t.equal(stored!.expires_on, 'infinity');
+  const dated = await sql`SELECT certificate_number FROM api.search_tax_delinquencies(p_county => '{alachua}',
+    p_expires_after => '2020-01-01', p_limit => 100)`;
+  t.ok(dated.length > 0, 'dated certificates found');
+  t.notOk(
+    dated.some((r) => r.certificate_number === 'W-TDA'),
+    'expires_after leaves out a stopped clock',
+  );
+  const all = await sql<{ certificate_number: string | null; expires_on: string | null }[]>`
+    SELECT certificate_number, expires_on FROM api.search_tax_delinquencies(p_county => '{alachua}',
+      p_sort => 'expires_soonest', p_limit => 100)`;
+  const stoppedAt = all.findIndex((r) => r.certificate_number === 'W-TDA');
+  t.ok(
+    all.slice(0, stoppedAt).every((r) => r.expires_on !== null),
+    'after every dated expiry',
+  );
 });
