@@ -52,6 +52,8 @@ const NAV = [
   ['/account/keys', 'API keys'],
   ['/account/usage', 'Usage'],
   ['/account/requests', 'Request log'],
+  ['/account/webhooks', 'Webhooks'],
+  ['/account/saved-searches', 'Saved searches'],
   ['/account/quickstart', 'Quick start'],
   ['/account/plans', 'Plans & packs'],
   ['/docs', 'API docs'],

@@ -26,6 +26,7 @@ import accountRoutes from './account-routes.ts';
 import dashboardRoutes from './dashboard-routes.ts';
 import { LOW_CREDIT_CHECK_MS, sendLowCreditAlerts } from './dashboard-alerts.ts';
 import savedPages from './saved-pages.ts';
+import webhookRoutes from './webhook-routes.ts';
 import { DIGEST_CHECK_MS, sendDigests } from '../saved-searches/digest.ts';
 
 export const SESSION_COOKIE = 'fl_session';
@@ -264,6 +265,7 @@ export default async function site(app: FastifyInstance, opts: { config: Config 
   await app.register(accountRoutes, { site: ctx });
   await app.register(dashboardRoutes, { site: ctx });
   await app.register(savedPages, { site: ctx });
+  await app.register(webhookRoutes, { site: ctx });
   const alerts = setInterval(() => {
     sendLowCreditAlerts(app.meterSql, ctx.sendMail, config.SITE_URL).catch((err: Error) =>
       app.log.warn({ err: err.message }, 'low-credit check failed; will retry'),
