@@ -18,17 +18,26 @@ BEGIN
   IF p_roll_year NOT BETWEEN 1900 AND 2200 OR p_county_id NOT BETWEEN 1 AND 67 THEN
     RAISE EXCEPTION 'roll year % or county % out of range', p_roll_year, p_county_id USING ERRCODE = '22023';
   END IF;
+  -- Loads of two counties side by side may both need the year's partition: the lock lets one create it at a time,
+  -- and the second, whose catalog snapshot may predate the first's commit, finds it when its CREATE says so.
+  PERFORM pg_advisory_xact_lock(hashtext('core.parcel_rolls partitions'));
   IF to_regclass('core.' || v_year) IS NULL THEN
-    EXECUTE format('CREATE TABLE core.%I PARTITION OF core.parcel_rolls FOR VALUES IN (%s) PARTITION BY LIST (county_id)',
-                   v_year, p_roll_year);
+    BEGIN
+      EXECUTE format('CREATE TABLE core.%I PARTITION OF core.parcel_rolls FOR VALUES IN (%s) PARTITION BY LIST (county_id)',
+                     v_year, p_roll_year);
+    EXCEPTION WHEN duplicate_table THEN NULL;
+    END;
   END IF;
   IF to_regclass('core.' || v_leaf) IS NULL THEN
-    EXECUTE format('CREATE TABLE core.%I PARTITION OF core.%I FOR VALUES IN (%s)', v_leaf, v_year, p_county_id);
+    BEGIN
+      EXECUTE format('CREATE TABLE core.%I PARTITION OF core.%I FOR VALUES IN (%s)', v_leaf, v_year, p_county_id);
+    EXCEPTION WHEN duplicate_table THEN NULL;
+    END;
   END IF;
   RETURN ('core.' || v_leaf)::regclass;
 END $$;
 COMMENT ON FUNCTION ingest.ensure_roll_partition(smallint, smallint) IS
-  'Creates (if missing) the year partition and the county leaf of core.parcel_rolls for one county''s roll year; returns the leaf.';
+  'Creates (if missing) the year partition and the county leaf of core.parcel_rolls for one county''s roll year; returns the leaf. Callers are serialized by an advisory lock, so concurrent loads never both create one.';
 
 CREATE OR REPLACE FUNCTION ingest.prepare_rolls(p_load_id bigint) RETURNS void
   LANGUAGE plpgsql AS $$
