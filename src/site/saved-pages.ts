@@ -17,6 +17,7 @@ import {
   type MatchRow,
   type SavedSearchRow,
 } from '../saved-searches/queries.ts';
+import { listEndpoints, type EndpointRow } from '../queries/webhooks.ts';
 import { count, csrfField, html, type Html } from './html.ts';
 import { field } from './form.ts';
 import type { Site } from './index.ts';
@@ -25,6 +26,7 @@ const RECENT = 5;
 const PAGE = 100;
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
 const SEARCH_ID = /^ss_[0-9a-f]{32}$/;
+const ENDPOINT_ID = /^ep_[0-9a-f]{32}$/;
 
 /** One line of a matched record. */
 function recordLine(resource: string, r: Record<string, unknown>): Html {
@@ -42,6 +44,7 @@ function listPage(
   searches: SavedSearchRow[],
   recent: Map<string, MatchRow[]>,
   error: string | null,
+  endpoints: EndpointRow[] = [],
 ): Html {
   const items = searches.map(
     (s) =>
@@ -88,6 +91,19 @@ function listPage(
             <option value="weekly">weekly</option>
           </select></label
         >
+        ${
+          endpoints.length
+            ? html`<fieldset>
+                <legend>Webhook endpoints that receive the matches</legend>
+                ${endpoints.map(
+                  (e) =>
+                    html`<label class="choice"
+                      ><input type="checkbox" name="webhook_endpoints" value="${e.id}" /> ${e.url}</label
+                    >`,
+                )}
+              </fieldset>`
+            : html`<p class="hint"><a href="/account/webhooks">Register a webhook endpoint</a> to have matches sent to it.</p>`
+        }
         <button type="submit">Save the search</button>
       </form>
     </section>
@@ -121,14 +137,15 @@ export default async function savedPages(app: FastifyInstance, opts: { site: Sit
     error: string | null,
     status = 200,
   ) => {
-    const [searches, recent] = await Promise.all([
+    const [searches, recent, endpoints] = await Promise.all([
       listSavedSearches(sql, clientId),
       recentMatches(sql, clientId, RECENT),
+      listEndpoints(sql, clientId),
     ]);
     const bySearch = new Map<string, MatchRow[]>();
     for (const r of recent) bySearch.set(r.search_id, [...(bySearch.get(r.search_id) ?? []), r]);
     return site.render(reply, { title: 'Saved searches', current: '/account/saved-searches', status }, (csrf) =>
-      listPage(csrf, searches, bySearch, error),
+      listPage(csrf, searches, bySearch, error, endpoints),
     );
   };
 
@@ -152,6 +169,10 @@ export default async function savedPages(app: FastifyInstance, opts: { site: Sit
       const { resource, params } = paramsOfUrl(field(request.body, 'url', 2000));
       const checked = checkParams(resource, params);
       const email = field(request.body, 'email', 10);
+      const chosen = (request.body as Record<string, unknown> | undefined)?.webhook_endpoints ?? [];
+      const endpointIds = (Array.isArray(chosen) ? chosen : [chosen]).map(String);
+      if (endpointIds.some((id) => !ENDPOINT_ID.test(id)))
+        throw new ApiError(400, 'bad_request', 'deliver.webhook_endpoints: must be endpoint ids (ep_ and 32 hex digits)');
       await createSavedSearch(sql, {
         clientId: user.client_id,
         id: randomUUID(),
@@ -159,7 +180,7 @@ export default async function savedPages(app: FastifyInstance, opts: { site: Sit
         resource,
         params: checked.params,
         args: checked.args,
-        endpointIds: [],
+        endpointIds: endpointIds.map(uuidOf),
         email: email === 'daily' || email === 'weekly' ? email : null,
         token: randomBytes(24).toString('base64url'),
       });

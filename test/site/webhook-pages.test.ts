@@ -157,3 +157,35 @@ t.test('plan gate: refused on Free and Developer as the API refuses; sign-in req
   t.equal(anonymous.statusCode, 303);
   t.equal(anonymous.headers.location, '/account/login?next=%2Faccount%2Fwebhooks');
 });
+
+t.test('the saved-search form lets the customer choose which endpoints receive the matches', async (t) => {
+  const { agent, clientId } = await customer();
+  const id = idIn((await register(agent, { url: hook.url })).body)!;
+  const form = await agent.get('/account/saved-searches');
+  t.match(form.body, `<input type="checkbox" name="webhook_endpoints" value="${id}" />`);
+  const saved = await agent.post(
+    '/account/saved-searches',
+    { name: 'Broward', url: '/v1/tax-delinquencies/search?county=broward', webhook_endpoints: id },
+    { from: '/account/saved-searches' },
+  );
+  t.equal(saved.statusCode, 303);
+  const [row] = await sql<{ ids: string[] }[]>`
+    SELECT webhook_endpoint_ids::text[] AS ids FROM saved.searches WHERE client_id = ${clientId}`;
+  t.same(row!.ids, [`${id.slice(3, 11)}-${id.slice(11, 15)}-${id.slice(15, 19)}-${id.slice(19, 23)}-${id.slice(23)}`]);
+  t.match(textOf((await agent.get('/account/saved-searches')).body), 'webhooks: 1');
+
+  const other = await customer();
+  const refused = await other.agent.post(
+    '/account/saved-searches',
+    { name: 'Theirs', url: '/v1/tax-delinquencies/search?county=broward', webhook_endpoints: id },
+    { from: '/account/saved-searches' },
+  );
+  t.equal(refused.statusCode, 400, "another client's endpoint");
+  t.match(textOf(refused.body), `deliver.webhook_endpoints: no webhook endpoint '${id}'`);
+  const malformed = await other.agent.post(
+    '/account/saved-searches',
+    { name: 'Bad', url: '/v1/tax-delinquencies/search?county=broward', webhook_endpoints: 'ep_x' },
+    { from: '/account/saved-searches' },
+  );
+  t.equal(malformed.statusCode, 400, 'a malformed id: a 400, not a 500');
+});
