@@ -29,6 +29,8 @@ const MCP_RUNS = 400;
  */
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 1;
 
+// 1,200 requests and every MCP tool: under a minute when idle, past tap's two minutes on a loaded machine
+t.setTimeout(600_000);
 const { app, db, newClient, invalidate } = await buildTestApp(t);
 // an enterprise client far above any per-minute limit, so the fuzz meets the routes rather than 429s
 const { client, key, headers } = await newClient('enterprise');
