@@ -2,6 +2,7 @@
 // message), the endpoint page (a test event reaching a real receiver and shown in the delivery log), disable and
 // enable, delete after a confirmation; only one's own endpoints; the plan gate.
 import t from 'tap';
+import { launchBrowser, screenshot } from '../helpers/browser.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { REFUSED_URL } from '../../src/webhooks/ssrf.ts';
 import { FAST, receiver, startWorker, waitFor } from '../webhooks/helpers.ts';
@@ -188,4 +189,41 @@ t.test('the saved-search form lets the customer choose which endpoints receive t
     { from: '/account/saved-searches' },
   );
   t.equal(malformed.statusCode, 400, 'a malformed id: a 400, not a 500');
+});
+
+t.test('in Chromium: register, see the secret once, send a test event, see it in the delivery log', async (t) => {
+  const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  const browser = await launchBrowser();
+  t.teardown(() => browser.close());
+  const { agent } = await customer('lead_feed');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.addCookies([...agent.cookies].map(([name, value]) => ({ name, value, url: `${base}/account` })));
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  await page.goto(`${base}/account/webhooks`);
+  await page.fill('input[name=url]', hook.url);
+  await page.check('input[value="county.data_refreshed"]');
+  await page.click('button:has-text("Register the endpoint")');
+  const secret = await page.textContent('[data-raw-secret]');
+  t.match(secret, /^whsec_/, 'the secret, shown once');
+  await screenshot(page, 'webhooks-secret');
+  await page.click('a:has-text("Send it a test event")');
+  t.notOk((await page.content()).includes(secret!), 'not on the next page');
+  const before = hook.requests.length;
+  await page.click('button:has-text("Send a test event")');
+  await waitFor('the test event', () =>
+    hook
+      .events()
+      .slice(before)
+      .find((e) => e.type === 'webhook.test'),
+  );
+  await waitFor('the delivered row', async () => {
+    await page.reload();
+    return /delivered/.test((await page.textContent('table.deliveries').catch(() => '')) ?? '') || null;
+  });
+  t.match(await page.textContent('table.deliveries tbody tr'), /webhook\.test\s+delivered\s+1\s+200/);
+  await screenshot(page, 'webhooks-deliveries');
+  t.same(problems, [], 'no script error');
+  await context.close();
 });
