@@ -35,36 +35,59 @@ COMMENT ON FUNCTION saved.candidates(text, smallint) IS
   'The saved searches of a resource that can match in the county (they name it or no county; client active on a plan '
   'with saved searches), each with its predicate.';
 
--- The matching statement of one trigger call (the trigger runs it: only its own statements see the transition
--- tables), or NULL when no search can match. p_alias is the alias the predicates use (p or d), p_hit the expression
--- of the record's hit over it and the county row c. Rows matched by the old version of a changed record were in
--- the result already: they are not new.
-CREATE OR REPLACE FUNCTION saved.match_sql(p_resource text, p_alias text, p_hit text, p_with_old boolean)
-RETURNS text
-  LANGUAGE plpgsql STABLE
+-- The candidates' predicates of the running merge, as an array of CASE WHEN <predicate> THEN <search id> END, or
+-- NULL when no search can match. Made once per merge (county, load and resource) and kept in a transaction-local
+-- setting, so that a merge's statements (insert, update) share it.
+CREATE OR REPLACE FUNCTION saved.merge_cases(p_resource text) RETURNS text
+  LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
   m record;
+  v_key text := format('%s/%s/%s', txid_current(), current_setting('webhooks.merge', true), p_resource);
   v_cases text;
 BEGIN
+  IF current_setting('saved.cases_key', true) IS NOT DISTINCT FROM v_key THEN
+    RETURN nullif(current_setting('saved.cases', true), '');
+  END IF;
   SELECT * INTO m FROM webhooks.current_merge();
   IF m.load_id IS NULL THEN RETURN NULL; END IF;
-  SELECT string_agg(format('CASE WHEN %s THEN %L::uuid END', x.predicate, x.search_id), ', ')
+  SELECT 'ARRAY[' || string_agg(format('CASE WHEN %s THEN %L::uuid END', x.predicate, x.search_id), ', ') || ']'
     INTO v_cases FROM saved.candidates(p_resource, m.county_id) x;
+  PERFORM set_config('saved.cases', coalesce(v_cases, ''), true), set_config('saved.cases_key', v_key, true);
+  RETURN v_cases;
+END $$;
+COMMENT ON FUNCTION saved.merge_cases(text) IS
+  'Helper of saved.match_sql: the running merge''s candidate predicates as an ARRAY of CASE expressions giving the '
+  'search id when the predicate holds; made once per merge and resource; NULL outside a merge or with no candidate.';
+
+-- The matching statement of one trigger call (the trigger runs it: only its own statements see the transition
+-- tables), or NULL when no search can match. p_alias is the alias the predicates use (p or d), p_hit the expression
+-- of the record's hit over it and the county row c, made once per matched record. Rows matched by the old version
+-- of a changed record were in the result already: they are not new.
+CREATE OR REPLACE FUNCTION saved.match_sql(p_resource text, p_alias text, p_hit text, p_with_old boolean)
+RETURNS text
+  LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+  v_cases text := saved.merge_cases(p_resource);
+BEGIN
   IF v_cases IS NULL THEN RETURN NULL; END IF;
   RETURN format($q$
+    WITH pairs AS (
+      SELECT %1$s.id, s.search_id FROM new_rows %1$s, unnest(array_remove(%4$s, NULL)) AS s(search_id)
+      %5$s),
+    hits AS (
+      SELECT %1$s.id, %1$s.county_id, %3$s AS hit
+        FROM new_rows %1$s JOIN core.counties c ON c.id = %1$s.county_id
+       WHERE %1$s.id IN (SELECT id FROM pairs))
     INSERT INTO saved.matches (search_id, record_id, load_id, county_id, hit)
-    SELECT x.search_id, %1$s.id, %2$s, %1$s.county_id, %3$s
-      FROM (SELECT %1$s.id, s.search_id FROM new_rows %1$s, unnest(ARRAY[%4$s]) AS s(search_id)
-             WHERE s.search_id IS NOT NULL
-            %5$s) x
-      JOIN new_rows %1$s ON %1$s.id = x.id
-      JOIN core.counties c ON c.id = %1$s.county_id
-     ORDER BY x.search_id, %1$s.id
+    SELECT x.search_id, h.id, %2$s, h.county_id, h.hit
+      FROM pairs x JOIN hits h ON h.id = x.id
+     ORDER BY x.search_id, h.id
     ON CONFLICT (search_id, record_id) DO NOTHING $q$,
-    p_alias, m.load_id, p_hit, v_cases,
+    p_alias, (webhooks.current_merge()).load_id, p_hit, v_cases,
     CASE WHEN p_with_old THEN format(
-      'EXCEPT SELECT %1$s.id, s.search_id FROM old_rows %1$s, unnest(ARRAY[%2$s]) AS s(search_id) WHERE s.search_id IS NOT NULL',
+      'EXCEPT SELECT %1$s.id, s.search_id FROM old_rows %1$s, unnest(array_remove(%2$s, NULL)) AS s(search_id)',
       p_alias, v_cases) ELSE '' END);
 END $$;
 COMMENT ON FUNCTION saved.match_sql(text, text, text, boolean) IS
