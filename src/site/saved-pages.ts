@@ -102,7 +102,9 @@ function listPage(
                     >`,
                 )}
               </fieldset>`
-            : html`<p class="hint"><a href="/account/webhooks">Register a webhook endpoint</a> to have matches sent to it.</p>`
+            : html`<p class="hint">
+                <a href="/account/webhooks">Register a webhook endpoint</a> to have matches sent to it.
+              </p>`
         }
         <button type="submit">Save the search</button>
       </form>
@@ -172,7 +174,11 @@ export default async function savedPages(app: FastifyInstance, opts: { site: Sit
       const chosen = (request.body as Record<string, unknown> | undefined)?.webhook_endpoints ?? [];
       const endpointIds = (Array.isArray(chosen) ? chosen : [chosen]).map(String);
       if (endpointIds.some((id) => !ENDPOINT_ID.test(id)))
-        throw new ApiError(400, 'bad_request', 'deliver.webhook_endpoints: must be endpoint ids (ep_ and 32 hex digits)');
+        throw new ApiError(
+          400,
+          'bad_request',
+          'deliver.webhook_endpoints: must be endpoint ids (ep_ and 32 hex digits)',
+        );
       await createSavedSearch(sql, {
         clientId: user.client_id,
         id: randomUUID(),
