@@ -2,9 +2,8 @@
 // RFC 8058 headers; daily means once a day (the clock is passed in); two senders at once send it once; a record is
 // in one digest only; the one-click unsubscribe (a POST without session or CSRF token) stops it.
 import t from 'tap';
-import { SMTPServer } from 'smtp-server';
 import { buildTestApp } from '../helpers/app.ts';
-import { createMailer } from '../../src/site/mail.ts';
+import { smtpSink } from '../helpers/smtp.ts';
 import { createSql } from '../../src/plugins/db.ts';
 import { sendDigests } from '../../src/saved-searches/digest.ts';
 import { FAST, api, webhooksUrl } from '../webhooks/helpers.ts';
@@ -12,30 +11,7 @@ import { importList } from './helpers.ts';
 
 const ctx = await buildTestApp(t, FAST);
 const { db } = ctx;
-const received: { to: string[]; raw: string }[] = [];
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS', 'AUTH'],
-  logger: false,
-  onData(stream, session, done) {
-    const chunks: Buffer[] = [];
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('end', () => {
-      received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString() });
-      done();
-    });
-  },
-});
-await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-t.teardown(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
-const port = (smtp.server.address() as { port: number }).port;
-const mailer = createMailer({
-  smtpUrl: `smtp://127.0.0.1:${port}`,
-  from: 'alerts@example.com',
-  production: true,
-  log: { info: () => {}, error: () => {} },
-});
-t.teardown(() => mailer.close());
+const { received, mailer } = await smtpSink(t, 'alerts@example.com');
 const sql = createSql(webhooksUrl(db), 2); // as the site's process runs it: api_webhooks
 t.teardown(() => sql.end({ timeout: 5 }));
 const SITE = 'https://example.test';

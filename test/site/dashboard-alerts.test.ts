@@ -2,45 +2,16 @@
 // with the clock passed in) mails a client below its threshold once per billing period, through a real SMTP server
 // started here and the project's mailer, over the metering's database role (api_meter), as the site runs it.
 import t from 'tap';
-import { SMTPServer } from 'smtp-server';
 import { buildTestApp } from '../helpers/app.ts';
 import { withRole } from '../../src/db-url.ts';
 import { createSql } from '../../src/plugins/db.ts';
-import { createMailer } from '../../src/site/mail.ts';
+import { smtpSink } from '../helpers/smtp.ts';
 import { sendLowCreditAlerts } from '../../src/site/dashboard-alerts.ts';
 import { mails, signUp } from './helpers.ts';
 
 const ctx = await buildTestApp(t);
 
-interface Received {
-  to: string[];
-  raw: string;
-}
-const received: Received[] = [];
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS', 'AUTH'],
-  logger: false,
-  onData(stream, session, done) {
-    const chunks: Buffer[] = [];
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('end', () => {
-      received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString() });
-      done();
-    });
-  },
-});
-await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-t.teardown(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
-const port = (smtp.server.address() as { port: number }).port;
-const log = { info: () => {}, error: () => {} };
-const mailer = createMailer({
-  smtpUrl: `smtp://127.0.0.1:${port}`,
-  from: 'billing@example.com',
-  production: true,
-  log,
-});
-t.teardown(() => mailer.close());
+const { received, mailer } = await smtpSink(t, 'billing@example.com');
 const meterSql = createSql(withRole(ctx.db.ownerUrl, 'api_meter'), 1);
 t.teardown(() => meterSql.end({ timeout: 5 }));
 
