@@ -234,39 +234,20 @@ CREATE FUNCTION api.autocomplete_parcels(p_query text, p_county text[] DEFAULT N
 RETURNS TABLE (id integer, label text, owner_name text, site_address_full text, site_city text, county text)
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-DECLARE
-  v_words api.query_word[];
-  v_ids integer[];
-  v_terms text[];
-  v_word_of integer[];
-  v_qualities float8[];
 BEGIN
   IF p_query IS NULL THEN PERFORM core.bad_input('q: is required'); END IF;
   PERFORM search.parcel_filter_of(p_query => p_query, p_county => p_county);  -- the query's and counties' checks
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND search.autocomplete_limit_max() THEN
     PERFORM core.bad_input(format('limit: must be between 1 and %s', search.autocomplete_limit_max()));
   END IF;
-  v_words := search.autocomplete_reading(p_query);
-  -- candidates: a few pages' worth, best completion of the last word first
-  v_ids := search.autocomplete_candidates(v_words, search.parcel_postings_counties(p_county), 3 * p_limit);
-  SELECT array_agg(x.t), array_agg(w.i::int), array_agg(x.q) INTO v_terms, v_word_of, v_qualities
-    FROM unnest(v_words) WITH ORDINALITY AS w(word, terms, qualities, i), unnest(w.terms, w.qualities) AS x(t, q);
+  -- (sql/search/autocomplete.sql: precomputed for one word of 1 to 3 characters, else live)
   RETURN QUERY
-  SELECT r.id::int,
-         CASE WHEN r.by_address THEN concat_ws(', ', r.site_address_full, r.site_city) ELSE r.owner_name END,
-         r.owner_name, r.site_address_full, r.site_city, r.slug
-    FROM (SELECT p.id, p.owner_name, p.site_address_full, p.site_city, c.slug, s.address_score, s.owner_score,
-                 s.address_score >= s.owner_score AND p.site_address_full IS NOT NULL AS by_address, u.ord
-            FROM unnest(v_ids) WITH ORDINALITY AS u(id, ord)
-            JOIN core.parcels p ON p.id = u.id
-            JOIN core.counties c ON c.id = p.county_id
-           CROSS JOIN LATERAL (SELECT o.score AS owner_score, a.score AS address_score
-                                 FROM search.autocomplete_score(v_terms, v_word_of, v_qualities, cardinality(v_words), p.owner_search) o,
-                                      search.autocomplete_score(v_terms, v_word_of, v_qualities, cardinality(v_words), p.address_search) a) s) r
-   -- the best completion first: the side (address or owner) the words match best, whole words before prefixes
-   -- (a completion's quality is the share it covers); on a tie an address before an owner name
-   ORDER BY greatest(r.address_score, r.owner_score) DESC, r.by_address DESC, r.ord
-   LIMIT p_limit;
+  SELECT p.id::int, CASE WHEN s.by_address THEN concat_ws(', ', p.site_address_full, p.site_city) ELSE p.owner_name END,
+         p.owner_name, p.site_address_full, p.site_city, c.slug
+    FROM search.autocomplete_ranked(p_query, search.parcel_postings_counties(p_county), p_limit) WITH ORDINALITY AS s(id, by_address, n)
+    JOIN core.parcels p ON p.id = s.id
+    JOIN core.counties c ON c.id = p.county_id
+   ORDER BY s.n;
 END $$;
 COMMENT ON FUNCTION api.autocomplete_parcels(text, text[], integer) IS
   'GET /v1/parcels/autocomplete: suggestions for a search box as the user types. Every word but the last is read as '

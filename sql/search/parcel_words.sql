@@ -283,16 +283,7 @@ BEGIN
     v_reading := (search.parcel_word_terms(v_words[i], v_words, false)).reading;
     IF cardinality(v_reading.terms) > 0 THEN v_out := v_out || v_reading; END IF;
   END LOOP;
-  SELECT v_last, coalesce(array_agg(c.term ORDER BY c.q DESC, c.parcels DESC, c.term), '{}'),
-         coalesce(array_agg(c.q ORDER BY c.q DESC, c.parcels DESC, c.term), '{}')
-    INTO v_reading
-    FROM (SELECT t.term, t.parcels, 1.0::float8 AS q FROM core.parcel_terms t WHERE t.term = v_last
-          UNION ALL
-          (SELECT t.term, t.parcels, length(v_last)::float8 / length(t.term)
-             FROM core.parcel_terms t
-            WHERE length(v_last) >= 2 AND t.term > v_last AND t.term < v_last || '~'
-              AND left(t.term, length(v_last)) = v_last
-            ORDER BY t.parcels DESC, t.term LIMIT search.autocomplete_completions())) c;
+  v_reading := search.autocomplete_prefix_reading(v_last);  -- (sql/search/autocomplete.sql)
   -- a last word of one character (a letter or digit just typed) narrows nothing yet unless it is all there is
   IF cardinality(v_reading.terms) > 0 AND (length(v_last) > 1 OR cardinality(v_out) = 0) THEN
     v_out := v_out || v_reading;
