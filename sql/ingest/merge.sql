@@ -42,6 +42,7 @@ CREATE OR REPLACE FUNCTION ingest.merge_nal(p_load_id bigint, p_county_id smalli
 DECLARE
   v_year smallint;
   v_current smallint;
+  v_rolls record;
 BEGIN
   PERFORM ingest.lock_county(p_county_id);
   PERFORM webhooks.begin_merge(p_load_id, p_county_id, 'nal');  -- webhook events of the writes below
@@ -50,7 +51,7 @@ BEGIN
   -- a file of an older year than the county has leaves core.parcels as it is.
   v_year := ingest.staged_roll_year(p_load_id, p_county_id);
   v_current := ingest.current_roll_year(p_county_id);
-  PERFORM ingest.merge_rolls(p_load_id, p_county_id);
+  SELECT * INTO v_rolls FROM ingest.merge_rolls(p_load_id, p_county_id);
   IF v_year IS NULL OR v_current IS NULL OR v_year >= v_current THEN
   UPDATE core.parcels p
      SET roll_year = s.roll_year, owner_name = s.owner_name, owner_address1 = s.owner_address1,
@@ -102,6 +103,9 @@ BEGIN
      AND NOT EXISTS (SELECT 1 FROM ingest.nal_stage s
                       WHERE s.load_id = p_load_id AND s.county_id = p_county_id AND s.parcel_id = p.parcel_id);
   GET DIAGNOSTICS deleted = ROW_COUNT;
+  ELSE
+    -- an older year writes its history only: its counts, which the shrink guard and the summary report
+    inserted := v_rolls.inserted; updated := v_rolls.updated; deleted := v_rolls.deleted;
   END IF;
   PERFORM ingest.refresh_roll_changes(p_county_id);
 
@@ -111,7 +115,7 @@ BEGIN
   PERFORM webhooks.end_merge(p_load_id, p_county_id, 'nal', inserted, updated, deleted);
 END $$;
 COMMENT ON FUNCTION ingest.merge_nal(bigint, smallint) IS
-  'Merges one county of a NAL load into the roll history (core.parcel_rolls, every year) and, when its year is the county''s newest, into core.parcels (update changed rows in place, insert new, delete parcels absent from the file; geometry untouched; a row never overwrites a newer year); refreshes the parcels'' change columns and sets the county''s parcel_count and last_import_at. Call inside the load''s transaction.';
+  'Merges one county of a NAL load into the roll history (core.parcel_rolls, every year) and, when its year is the county''s newest, into core.parcels (update changed rows in place, insert new, delete parcels absent from the file; geometry untouched; a row never overwrites a newer year); the counts are of core.parcels, or of the history for an older year; refreshes the parcels'' change columns and sets the county''s parcel_count and last_import_at. Call inside the load''s transaction.';
 
 -- SDF files hold the sales of a period, not a county's whole history: sales are upserted on their natural key and
 -- never deleted.

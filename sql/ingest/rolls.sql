@@ -54,6 +54,14 @@ END $$;
 COMMENT ON FUNCTION ingest.prepare_rolls(bigint) IS
   'Creates the core.parcel_rolls leaves a staged NAL load will write (one per county and roll year); run before the merge transaction.';
 
+-- A dry run (docs/importing.md#dry-run) marks its transaction, which it rolls back: what it must not leave behind
+-- it does not make (see ingest.merge_rolls).
+CREATE OR REPLACE FUNCTION ingest.in_dry_run() RETURNS boolean
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN coalesce(current_setting('ingest.dry_run', true), '') = 'on';
+COMMENT ON FUNCTION ingest.in_dry_run() IS
+  'True inside an import''s dry run: its transaction set ingest.dry_run to on (set_config(..., true)) and rolls back.';
+
 -- (plpgsql, as every function here that reads a table: an SQL-standard body would pin the table against migrations)
 CREATE OR REPLACE FUNCTION ingest.staged_roll_year(p_load_id bigint, p_county_id smallint) RETURNS smallint
   LANGUAGE plpgsql STABLE AS $$
@@ -80,6 +88,7 @@ CREATE OR REPLACE FUNCTION ingest.merge_rolls(p_load_id bigint, p_county_id smal
   LANGUAGE plpgsql SET enable_nestloop = off AS $$  -- county-wide joins: see ingest.merge_nal
 DECLARE
   v_year smallint := ingest.staged_roll_year(p_load_id, p_county_id);
+  v_unmade smallint[];
 BEGIN
   inserted := 0; updated := 0; deleted := 0;
   IF v_year IS NULL THEN RETURN; END IF;
@@ -92,6 +101,17 @@ BEGIN
          s.living_area_sqft, s.exemptions, p_load_id
     FROM ingest.nal_stage s
    WHERE s.load_id = p_load_id AND s.county_id = p_county_id;
+  -- The years with no leaf yet. A real load made them before its transaction (ingest.prepare_rolls); a dry run makes
+  -- none, since a table created in it would lock the history's readers out until it ends: such a year holds nothing
+  -- of the county, so its rows are counted as inserted and not written.
+  SELECT array_agg(y.roll_year) INTO v_unmade
+    FROM (SELECT DISTINCT s.roll_year FROM roll_stage s) y
+   WHERE to_regclass('core.' || ingest.roll_partition_name(y.roll_year, p_county_id)) IS NULL;
+  IF v_unmade IS NOT NULL AND NOT ingest.in_dry_run() THEN
+    RAISE EXCEPTION 'core.parcel_rolls has no partition for county % in roll year(s) %: call ingest.prepare_rolls '
+                    'before the merge', p_county_id, v_unmade USING ERRCODE = '55000';
+  END IF;
+  v_unmade := coalesce(v_unmade, '{}');
 
   UPDATE core.parcel_rolls r
      SET owner_name = s.owner_name, owner_address1 = s.owner_address1, owner_address2 = s.owner_address2,
@@ -113,9 +133,11 @@ BEGIN
 
   INSERT INTO core.parcel_rolls
   SELECT s.* FROM roll_stage s
-   WHERE NOT EXISTS (SELECT 1 FROM core.parcel_rolls r
+   WHERE s.roll_year <> ALL (v_unmade)
+     AND NOT EXISTS (SELECT 1 FROM core.parcel_rolls r
                       WHERE r.county_id = p_county_id AND r.roll_year = s.roll_year AND r.parcel_id = s.parcel_id);
   GET DIAGNOSTICS inserted = ROW_COUNT;
+  inserted := inserted + (SELECT count(*) FROM roll_stage s WHERE s.roll_year = ANY (v_unmade));
 
   DELETE FROM core.parcel_rolls r
    WHERE r.county_id = p_county_id AND r.roll_year IN (SELECT DISTINCT s.roll_year FROM roll_stage s)
@@ -130,7 +152,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION ingest.merge_rolls(bigint, smallint) IS
   'Merges one county of a staged NAL load into its roll year(s) of core.parcel_rolls (update changed, insert new, '
-  'delete parcels the file no longer lists; other years untouched) and records the year in core.parcel_roll_years.';
+  'delete parcels the file no longer lists; other years untouched) and records the year in core.parcel_roll_years. '
+  'The leaves must exist (ingest.prepare_rolls), except in a dry run, which counts the rows of a missing one as new.';
 
 -- The current parcels' change against the roll year before theirs, from the history: what parcel search filters on.
 CREATE OR REPLACE FUNCTION ingest.refresh_roll_changes(p_county_id smallint) RETURNS bigint

@@ -19,6 +19,8 @@ export interface Scope {
   /** key column -> rows of the scope where it is filled */
   filled: Record<string, number>;
   loaded_before: boolean;
+  /** A NAL load of a roll year older than the county's current one: that year (its history rows are the scope). */
+  roll_year: number | null;
 }
 
 export async function countyScope(
@@ -28,7 +30,7 @@ export async function countyScope(
   countyId: number,
 ): Promise<Scope> {
   const [s] = await tx<Scope[]>`
-    SELECT scope_rows::float8 AS scope_rows, filled, loaded_before
+    SELECT scope_rows::float8 AS scope_rows, filled, loaded_before, roll_year
       FROM ingest.county_scope(${kind}, ${loadId}, ${countyId}::smallint)`;
   return s!;
 }
@@ -49,17 +51,18 @@ export function refusal(
   maxRate: number,
 ): string | null {
   if (!before.loaded_before) return null;
+  const where = before.roll_year ? `${county}'s ${before.roll_year} roll` : county;
   const over = (lost: number, of: number) => of > 0 && lost / of > maxRate;
   let reason: string | null = null;
   let rate = 0;
   if (over(taken, before.scope_rows)) {
-    reason = `would ${replaces.verb} ${n(taken)} of ${n(before.scope_rows)} ${replaces.noun} in ${county} (${percent(taken, before.scope_rows)})`;
+    reason = `would ${replaces.verb} ${n(taken)} of ${n(before.scope_rows)} ${replaces.noun} in ${where} (${percent(taken, before.scope_rows)})`;
     rate = taken / before.scope_rows;
   } else {
     for (const [column, was] of Object.entries(before.filled)) {
       const lost = was - (after.filled[column] ?? 0);
       if (!over(lost, was)) continue;
-      reason = `would empty ${column} on ${n(lost)} of the ${n(was)} ${replaces.noun} in ${county} that have it (${percent(lost, was)})`;
+      reason = `would empty ${column} on ${n(lost)} of the ${n(was)} ${replaces.noun} in ${where} that have it (${percent(lost, was)})`;
       rate = lost / was;
       break;
     }

@@ -375,9 +375,10 @@ export const nalKind: Kind = {
   },
   row: mapRow,
   dedupeKey: 'x.county_id, x.parcel_id',
-  // the history partitions the merge writes, created before its transaction (creating one locks the table)
-  prestage: async (sql, loadId) => {
-    await sql`SELECT ingest.prepare_rolls(${loadId})`;
+  // the history partitions the merge writes, created before its transaction (creating one locks the table); a dry
+  // run creates none (ingest.merge_rolls counts the rows of a missing one as new)
+  prestage: async (sql, loadId, options) => {
+    if (!options.dryRun) await sql`SELECT ingest.prepare_rolls(${loadId})`;
     return [];
   },
   merge: async (tx: postgres.TransactionSql, loadId, countyId) => {

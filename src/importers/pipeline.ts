@@ -81,7 +81,11 @@ export interface Kind {
   /** The natural key of a row (SQL over the staging row `x`): in-file duplicates of it are dropped, last line wins. */
   dedupeKey?: string;
   /** Runs after COPY, before the threshold check: more rejects found in SQL (line_no, reason). */
-  prestage?: (sql: postgres.Sql, loadId: number) => Promise<{ line_no: number; reason: string }[]>;
+  prestage?: (
+    sql: postgres.Sql,
+    loadId: number,
+    options: ImportOptions,
+  ) => Promise<{ line_no: number; reason: string }[]>;
   merge: (tx: postgres.TransactionSql, loadId: number, countyId: number) => Promise<Record<string, number>>;
   onSuccess?: (tx: postgres.TransactionSql, ctx: RowContext) => Promise<void>;
   /** Runs after a failure in its own statement, so it survives the rollback. */
@@ -237,7 +241,7 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
     await sql.unsafe(`ANALYZE ${kind.stage}`);
     const deferred = new Map<number, string>();
     if (kind.prestage) {
-      for (const r of await kind.prestage(sql, loadId)) {
+      for (const r of await kind.prestage(sql, loadId, options)) {
         deferred.set(Number(r.line_no), r.reason);
         counts.unmatched++;
       }
@@ -274,6 +278,7 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
          WHERE id = ${loadId}`;
     await sql
       .begin(async (tx) => {
+        if (options.dryRun) await tx`SELECT set_config('ingest.dry_run', 'on', true)`; // ingest.in_dry_run()
         for (const id of ids) {
           const { result, refused } = await mergeCounty(kind, tx, loadId, id, counties.get(id).slug, maxDeleteRate);
           results.push({ ...result, rows: countyRows.get(id) ?? 0 });
