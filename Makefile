@@ -13,7 +13,7 @@ YEARS ?= 1
 OUT ?= .local/state
 JOBS ?= 2
 
-.PHONY: help install services stop status clean replica db run test check typecheck lint format bench-overhead fuzz bench data load-data basemap client
+.PHONY: help install services stop status clean replica db run test check typecheck lint format bench-overhead bench-api-cost fuzz bench data load-data basemap client
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -66,6 +66,9 @@ format:
 bench-overhead: db ## what auth and metering cost a request: one endpoint with each layer on and off, in one run
 	@bash scripts/services.sh install-bench
 	@$(TSX) bench/overhead.ts --seconds $${SECONDS_PER_RUN:-8} --connections 32 --rounds $${ROUNDS:-3} --endpoint $${ENDPOINT:-/parcels/1}
+
+bench-api-cost: db ## the API process's CPU per by-id request against a bare node:http server at a paced 500/s, and its CPU profile
+	@$(TSX) bench/api-cost.ts --rate $${RATE:-500} --seconds $${SECONDS_PER_RUN:-10} --rounds $${ROUNDS:-3}
 
 fuzz: ## hostile fuzz for MINUTES (10) against a running `make run`; report in .local/fuzz-report.md
 	@$(TSX) scripts/fuzz.ts --minutes $${MINUTES:-10}

@@ -162,10 +162,10 @@ export async function componentPids(apiPid: number, owner: postgres.Sql) {
 }
 
 /** Runs `generate` and returns its load with the CPU µs each component (`pids`, read just before) spent a request. */
-export async function withCpu(
+export async function withCpu<L extends Pick<Load, 'requests'>>(
   pids: () => Promise<Record<Component, number[]>>,
-  generate: () => Promise<Load>,
-): Promise<Load & { cpu: Record<Component, number> }> {
+  generate: () => Promise<L>,
+): Promise<L & { cpu: Record<Component, number> }> {
   const of = await pids();
   const before = COMPONENTS.map((c) => cpuMs(of[c]));
   const load = await generate();
