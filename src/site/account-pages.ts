@@ -1,6 +1,6 @@
 // The signed-in account pages: overview, keys, usage, plans and the quick start. Each takes the figures its route
 // read and the CSRF token for its forms, and returns escaped HTML (html.ts); the layout around them is html.ts's `page`.
-import { count, csrfField, dollars, html, raw, utc, type Html } from './html.ts';
+import { count, csrfField, dataTable, dollars, html, raw, utc, type Html } from './html.ts';
 import type { AccountRow, CreditRow, KeyRow, PlanRow, UsageRow } from './queries.ts';
 import type { Errors } from './auth-pages.ts';
 import { chart, legend, seriesOf, table, type DayRange } from './usage.ts';
@@ -119,21 +119,7 @@ export function overviewPage(a: AccountRow, credits: CreditRow[]): Html {
       <p class="hint">
         Spent in this order: the monthly grant, then packs (the soonest to expire first), then one-time credits.
       </p>
-      <div class="scroll">
-        <table class="numbers">
-          <thead>
-            <tr>
-              <th scope="col">Bucket</th>
-              <th scope="col">Left</th>
-              <th scope="col">Note</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${creditRows(a, credits)}
-          </tbody>
-        </table>
-      </div>
-      ${trialNote}
+      ${dataTable('numbers', ['Bucket', 'Left', 'Note'], creditRows(a, credits))} ${trialNote}
     </section>
     <section class="card" aria-labelledby="h-next">
       <h2 id="h-next">Next steps</h2>
@@ -231,24 +217,11 @@ export function keysPage(
       ${
         keys.length === 0
           ? html`<p>No keys yet.</p>`
-          : html`<div class="scroll">
-              <table class="keys">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Mode</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Status</th>
-                    <th scope="col"><span class="sr">Action</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${rows}
-                </tbody>
-              </table>
-            </div>`
+          : dataTable(
+              'keys',
+              ['Name', 'Key', 'Mode', 'Created', 'Last used', 'Status', html`<span class="sr">Action</span>`],
+              rows,
+            )
       }
     </section>`;
 }
@@ -308,33 +281,19 @@ export function plansPage(
     </p>
     <section class="card" aria-labelledby="h-plans">
       <h2 id="h-plans">Plans</h2>
-      <div class="scroll">
-        <table class="numbers plans">
-          <thead>
-            <tr>
-              <th scope="col">Plan</th>
-              <th scope="col">Price</th>
-              <th scope="col">Credits a month</th>
-              <th scope="col">Requests a minute</th>
-              <th scope="col">REST</th>
-              <th scope="col">MCP</th>
-              <th scope="col">CSV</th>
-              <th scope="col">Webhooks</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${plans.map(
-              (p) => html`<tr${p.plan === current ? raw(' class="current"') : ''}>
+      ${dataTable(
+        'numbers plans',
+        ['Plan', 'Price', 'Credits a month', 'Requests a minute', 'REST', 'MCP', 'CSV', 'Webhooks'],
+        plans.map(
+          (p) => html`<tr${p.plan === current ? raw(' class="current"') : ''}>
           <th scope="row">${p.display_name}${p.plan === current ? html` <span class="tag">your plan</span>` : ''}</th>
           <td>${p.price_cents === null ? 'custom' : p.price_cents === 0 ? 'free' : `${dollars(p.price_cents)}/month`}</td>
           <td>${p.plan === 'free' ? '500 at sign-up; capped at 100 after 7 days' : p.plan === 'enterprise' ? 'custom' : count(p.monthly_credits)}${p.plan === 'mcp_starter' ? ', MCP only' : ''}</td>
           <td>${p.plan === 'enterprise' ? 'custom' : count(p.rpm)}</td>
           <td>${p.rest ? 'yes' : 'no (403)'}</td><td>${cell(p.mcp)}</td><td>${cell(p.csv)}</td><td>${cell(p.webhooks === 'no' ? false : p.webhooks)}</td>
         </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
+        ),
+      )}
       <p>
         Overage: on Developer, Pro, Growth and Lead Feed, requests past the monthly grant keep being answered and cost
         $5 per 1,000 credits ($0.005 each), billed per day and rounded up to the next $0.05. The Free Trial answers 402
@@ -343,29 +302,19 @@ export function plansPage(
     </section>
     <section class="card" aria-labelledby="h-packs">
       <h2 id="h-packs">Credit packs</h2>
-      <div class="scroll">
-        <table class="numbers">
-          <thead>
-            <tr>
-              <th scope="col">Pack</th>
-              <th scope="col">Credits</th>
-              <th scope="col">Price</th>
-              <th scope="col">Per 1,000</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${packs.map(
-              (p) =>
-                html`<tr>
-                  <th scope="row">${p.display_name}</th>
-                  <td>${count(p.credits)}</td>
-                  <td>${dollars(p.price_cents)}</td>
-                  <td>${dollars(Math.round((p.price_cents * 1000) / p.credits))}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
+      ${dataTable(
+        'numbers',
+        ['Pack', 'Credits', 'Price', 'Per 1,000'],
+        packs.map(
+          (p) =>
+            html`<tr>
+              <th scope="row">${p.display_name}</th>
+              <td>${count(p.credits)}</td>
+              <td>${dollars(p.price_cents)}</td>
+              <td>${dollars(Math.round((p.price_cents * 1000) / p.credits))}</td>
+            </tr>`,
+        ),
+      )}
       <p>
         One-time, on any plan; a pack expires 12 months after purchase. Packs are spent after the monthly grant, add no
         feature and do not raise the per-minute limit.

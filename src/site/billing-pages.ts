@@ -1,6 +1,6 @@
 // The shop on the account site (docs/billing.md#site): Upgrade / Change plan and Buy pack buttons, Manage billing,
 // the page Checkout returns to, and the overview's billing block. Escaped HTML (html.ts).
-import { count, csrfField, dollars, html, type Html } from './html.ts';
+import { count, csrfField, dollars, html, dataTable, type Html } from './html.ts';
 
 export interface BillingRow {
   subscription_status: string;
@@ -111,27 +111,19 @@ export function billingBlock(b: BillingRow): Html {
     }
     ${
       b.overage.length > 0
-        ? html`<table class="numbers">
-            <thead>
-              <tr>
-                <th scope="col">Day (UTC)</th>
-                <th scope="col">Overage credits</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Invoice</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${b.overage.map(
-                (o) =>
-                  html`<tr>
-                    <th scope="row">${o.day}</th>
-                    <td>${count(o.credits)}</td>
-                    <td>${dollars(o.amount_cents)}</td>
-                    <td>${o.sent ? 'sent to Stripe' : 'pending'}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+        ? dataTable(
+            'numbers',
+            ['Day (UTC)', 'Overage credits', 'Amount', 'Invoice'],
+            b.overage.map(
+              (o) =>
+                html`<tr>
+                  <th scope="row">${o.day}</th>
+                  <td>${count(o.credits)}</td>
+                  <td>${dollars(o.amount_cents)}</td>
+                  <td>${o.sent ? 'sent to Stripe' : 'pending'}</td>
+                </tr>`,
+            ),
+          )
         : ''
     }
   </section>`;

@@ -1,6 +1,6 @@
 // The dashboard's pages: the request log (filter by status, search, pages of 100), usage per endpoint and key over a
 // date range, the date-range form the usage pages share, and the low-credit email's setting.
-import { count, csrfField, html, raw, utc, type Html } from './html.ts';
+import { count, csrfField, html, raw, utc, dataTable, type Html } from './html.ts';
 import type { CreditAlert, EndpointUsageRow, LoggedRequest } from './dashboard-queries.ts';
 import type { DayRange } from './usage.ts';
 import { messagePage } from './auth-pages.ts';
@@ -72,24 +72,7 @@ export function requestLogPage(rows: LoggedRequest[], filter: { status: string; 
       ${
         rows.length === 0
           ? html`<p>No request matches. <a href="/account/quickstart">The quick start</a> makes a first one.</p>`
-          : html`<div class="scroll">
-              <table class="numbers log">
-                <thead>
-                  <tr>
-                    <th scope="col">Time (UTC)</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Method</th>
-                    <th scope="col">Path</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Error</th>
-                    <th scope="col">Duration</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${body}
-                </tbody>
-              </table>
-            </div>`
+          : dataTable('numbers log', ['Time (UTC)', 'Key', 'Method', 'Path', 'Status', 'Error', 'Duration'], body)
       }
       <p class="pages">
         ${filter.page > 1 ? html`<a href="${link(filter.page - 1)}" rel="prev">Newer</a>` : ''}
@@ -132,27 +115,13 @@ export function endpointUsagePage(range: DayRange, rows: EndpointUsageRow[]): Ht
       ${
         rows.length === 0
           ? html`<p>No requests from ${range.from} to ${range.to}.</p>`
-          : html`<div class="scroll">
-              <table class="numbers endpoints">
-                <thead>
-                  <tr>
-                    <th scope="col">Endpoint, then each key</th>
-                    <th scope="col">Answered (2xx)</th>
-                    <th scope="col">Refused or failed</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${body}
-                </tbody>
-                <tfoot>
-                  <tr class="total">
-                    <th scope="row">Total</th>
-                    <td class="num">${count(sum(rows, 'ok'))}</td>
-                    <td class="num">${count(sum(rows, 'failed'))}</td>
-                  </tr>
-                </tfoot>
-              </table>
-            </div>`
+          : dataTable('numbers endpoints', ['Endpoint, then each key', 'Answered (2xx)', 'Refused or failed'], body, {
+              foot: html`<tr class="total">
+                <th scope="row">Total</th>
+                <td class="num">${count(sum(rows, 'ok'))}</td>
+                <td class="num">${count(sum(rows, 'failed'))}</td>
+              </tr>`,
+            })
       }
     </section>`;
 }

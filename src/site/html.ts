@@ -132,3 +132,41 @@ export const count = (n: number) => n.toLocaleString('en-US');
 /** A UTC time as `2026-11-25 14:03 UTC`. */
 export const utc = (d: Date | null | undefined, empty = 'never') =>
   d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : empty;
+
+/**
+ * A table in a horizontally scrolling box: `columns` become the header row (`scope="col"`), `body` the rows as
+ * rendered, `foot` an optional footer. The caller renders the empty case (most pages say it in a sentence instead).
+ */
+export function dataTable(
+  cls: string,
+  columns: unknown[],
+  body: unknown,
+  extra: { caption?: string; foot?: Html } = {},
+) {
+  return html`<div class="scroll">
+    <table class="${cls}">
+      ${
+        extra.caption
+          ? html`<caption>
+              ${extra.caption}
+            </caption>`
+          : ''
+      }
+      <thead>
+        <tr>
+          ${columns.map((c) => html`<th scope="col">${c}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${body}
+      </tbody>
+      ${
+        extra.foot
+          ? html`<tfoot>
+              ${extra.foot}
+            </tfoot>`
+          : ''
+      }
+    </table>
+  </div>`;
+}

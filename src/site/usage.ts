@@ -2,7 +2,7 @@
 // one series per key and surface (REST and MCP apart), drawn as stacked bars in SVG (no script), and the same rows as a
 // table and a CSV file.
 import { stringify } from 'csv-stringify/sync';
-import { count, html, type Html } from './html.ts';
+import { count, dataTable, html, type Html } from './html.ts';
 import type { UsageRow } from './queries.ts';
 
 /** Series colours cycle through this many CSS classes (s0 ... s7 in site.css); MCP is the lighter shade. */
@@ -223,23 +223,9 @@ export function table(months: Month[], rows: UsageRow[], series: Series[]): Html
       </tr>`,
     ];
   });
-  return html`<div class="scroll">
-    <table class="numbers">
-      <caption>
-        Charged requests per UTC day
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Day (UTC)</th>
-          ${series.map((s) => html`<th scope="col">${s.label}</th>`)}
-          <th scope="col">Total</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${body}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable('numbers', ['Day (UTC)', ...series.map((s) => s.label), 'Total'], body, {
+    caption: 'Charged requests per UTC day',
+  });
 }
 
 /** day,key,key_id,mode,surface,requests: one line per day, key and surface with any request. */

@@ -1,7 +1,7 @@
 // The account site's webhook endpoints (docs/site.md#webhooks): the list with a form that registers one (its signing
 // secret shown once, like a key), an endpoint's page (send a test event, disable or enable, its delivery log) and the
 // confirmation before deleting it. Each takes what its route read and returns escaped HTML (html.ts).
-import { csrfField, html, utc, type Html } from './html.ts';
+import { csrfField, html, utc, dataTable, type Html } from './html.ts';
 import type { EndpointRow } from '../queries/webhooks.ts';
 import type { WebhookDelivery } from '../schemas/webhooks.ts';
 import { EVENT_TYPES } from '../schemas/webhooks.ts';
@@ -73,22 +73,7 @@ export function endpointsPage(
       ${
         endpoints.length === 0
           ? html`<p>No endpoints yet.</p>`
-          : html`<div class="scroll">
-              <table class="keys">
-                <thead>
-                  <tr>
-                    <th scope="col">URL</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Counties</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Registered</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${rows}
-                </tbody>
-              </table>
-            </div>`
+          : dataTable('keys', ['URL', 'Events', 'Counties', 'Status', 'Registered'], rows)
       }
     </section>`;
 }
@@ -140,24 +125,11 @@ export function endpointPage(csrf: string, e: EndpointRow, deliveries: WebhookDe
       ${
         deliveries.length === 0
           ? html`<p>No deliveries yet.</p>`
-          : html`<div class="scroll">
-              <table class="numbers deliveries">
-                <thead>
-                  <tr>
-                    <th scope="col">Delivery</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Last response</th>
-                    <th scope="col">Next retry</th>
-                    <th scope="col">Queued</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${deliveries.map(deliveryRow)}
-                </tbody>
-              </table>
-            </div>`
+          : dataTable(
+              'numbers deliveries',
+              ['Delivery', 'Event', 'Status', 'Attempts', 'Last response', 'Next retry', 'Queued'],
+              deliveries.map(deliveryRow),
+            )
       }
       <p><a href="/account/webhooks">All endpoints</a></p>
     </section>`;
