@@ -174,12 +174,21 @@ BEGIN
        AND (f.status IS NULL OR s.status = f.status);
     RETURN v_total;
   END IF;
+  IF num_nonnulls(f.min_due, f.max_due, f.parcel_key, f.owner, f.vendor, f.certificate_number) = 0
+     AND (f.deed_eligible OR f.expires_before IS NOT NULL OR f.expires_after IS NOT NULL) THEN
+    -- open certificates only, by county / year / status and the two deadlines: the same WHERE over the
+    -- trigger-maintained counts, whose columns bear the same names (a few dozen rows a county)
+    EXECUTE 'SELECT coalesce(sum(d.records), 0)::integer FROM core.tax_certificate_deadline_counts d WHERE '
+            || search.tax_delinquency_where(f) INTO v_total;
+    RETURN v_total;
+  END IF;
   EXECUTE 'SELECT count(*)::integer FROM core.tax_delinquencies d WHERE ' || search.tax_delinquency_where(f) INTO v_total;
   RETURN v_total;
 END $$;
 COMMENT ON FUNCTION search.tax_delinquency_count(search.tax_delinquency_filter) IS
   'The exact number of records a delinquency filter matches: from core.tax_delinquency_status_counts when only '
-  'county, year and status are given, else by counting rows.';
+  'county, year and status are given, from core.tax_certificate_deadline_counts when they come with deed_eligible = '
+  'true or an expiry bound (open certificates only), else by counting rows.';
 
 -- Validates the sources filters (22023 naming the parameter) and returns the county ids.
 CREATE FUNCTION search.tax_delinquency_source_filters(p_county text, p_vendor text, p_source_kind text)
