@@ -52,6 +52,8 @@ export async function setupDatabase(opts: {
     await applySql(sql);
     log('applied sql/');
     await restoreIndexes(sql, log); // left by a bulk first load that was killed half way
+    const [typeahead] = await sql<{ built: boolean }[]>`SELECT search.typeahead_build_missing() AS built`;
+    if (typeahead?.built) log('built the precomputed autocomplete (sql/search/autocomplete.sql)');
     if (opts.fixtures) {
       const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM core.parcels`;
       const n = row?.n ?? 0;

@@ -163,18 +163,25 @@ BEGIN
     FROM (SELECT c.word, c.county_id, c.id, c.rank, c.n, greatest(sa.score, so.score) AS score,
                  sa.score >= so.score AND p.site_address_full IS NOT NULL AS by_address
             FROM (SELECT h.word, h.county_id, h.id, h.rank, row_number() OVER w AS n
-                    FROM (SELECT td.word, td.county_id, i.id, min(u.rank)::smallint AS rank
-                            FROM (SELECT tr.word, pp.county_id
-                                    FROM core.typeahead_readings tr, unnest(tr.terms) AS t
-                                    JOIN core.parcel_postings pp ON pp.term = t
-                                   WHERE tr.word = ANY (v_changed)
-                                  UNION
-                                  SELECT * FROM unnest(v_pair_words, v_pair_counties)) td
-                            JOIN core.typeahead_readings tr ON tr.word = td.word
-                           CROSS JOIN LATERAL unnest(tr.terms) WITH ORDINALITY AS u(term, rank)
-                            JOIN core.parcel_postings pp ON pp.term = u.term AND pp.county_id = td.county_id
-                           CROSS JOIN LATERAL unnest(pp.ids[1 : v_k]) AS i(id)
-                           GROUP BY td.word, td.county_id, i.id) h
+                    FROM (SELECT g.word, g.county_id, i.id, min(g.rank)::smallint AS rank
+                            FROM (SELECT td.word, td.county_id, u.rank, pp.ids,
+                                         -- a term after one the county holds v_k times adds none of the first v_k
+                                         -- (the stored size, 20 or 24 bytes and 4 an id, tells without reading it)
+                                         bool_or(pg_column_size(pp.ids) >= 24 + 4 * v_k)
+                                           OVER (PARTITION BY td.word, td.county_id ORDER BY u.rank
+                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered
+                                    FROM (SELECT tr.word, pp.county_id
+                                            FROM core.typeahead_readings tr, unnest(tr.terms) AS t
+                                            JOIN core.parcel_postings pp ON pp.term = t
+                                           WHERE tr.word = ANY (v_changed)
+                                          UNION
+                                          SELECT * FROM unnest(v_pair_words, v_pair_counties)) td
+                                    JOIN core.typeahead_readings tr ON tr.word = td.word
+                                   CROSS JOIN LATERAL unnest(tr.terms) WITH ORDINALITY AS u(term, rank)
+                                    JOIN core.parcel_postings pp ON pp.term = u.term AND pp.county_id = td.county_id) g
+                           CROSS JOIN LATERAL unnest(g.ids[1 : v_k]) AS i(id)
+                           WHERE NOT coalesce(g.covered, false)
+                           GROUP BY g.word, g.county_id, i.id) h
                   WINDOW w AS (PARTITION BY h.word, h.county_id ORDER BY h.rank, h.id)) c
             JOIN core.typeahead_readings tr ON tr.word = c.word
             JOIN core.parcels p ON p.id = c.id
@@ -212,6 +219,16 @@ END $$;
 COMMENT ON FUNCTION search.typeahead_rebuild() IS
   'Rebuilds the precomputed autocomplete of every word and county. Example: SELECT search.typeahead_rebuild();';
 
--- A database whose parcels were loaded before the tables existed gets them built once, here.
-SELECT search.typeahead_rebuild()
- WHERE NOT EXISTS (SELECT FROM core.typeahead_readings) AND EXISTS (SELECT FROM core.parcel_terms);
+-- A database whose parcels were loaded before the tables existed gets them built once (scripts/db-setup.ts calls
+-- this after applying sql/).
+CREATE FUNCTION search.typeahead_build_missing() RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+  IF EXISTS (SELECT FROM core.typeahead_readings) OR NOT EXISTS (SELECT FROM core.parcel_terms) THEN RETURN false; END IF;
+  PERFORM search.typeahead_rebuild();
+  RETURN true;
+END $$;
+COMMENT ON FUNCTION search.typeahead_build_missing() IS
+  'Builds the precomputed autocomplete when it is empty and parcels exist (a database loaded before it existed); '
+  'true when it did.';
