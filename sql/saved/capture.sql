@@ -68,10 +68,10 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM new_rows) OR NOT saved.capturing('tax_delinquencies') THEN RETURN NULL; END IF;
   IF TG_OP = 'UPDATE' THEN
     INSERT INTO pg_temp.saved_old_tax_delinquencies
-    SELECT o.* FROM old_rows o WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_tax_delinquencies n WHERE n.id = o.id)
-    ON CONFLICT (id) DO NOTHING;
+    SELECT o.* FROM old_rows o WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_tax_delinquencies n WHERE n.id = o.id);
   END IF;
-  INSERT INTO pg_temp.saved_new_tax_delinquencies SELECT n.id FROM new_rows n ON CONFLICT (id) DO NOTHING;
+  INSERT INTO pg_temp.saved_new_tax_delinquencies
+  SELECT n.id FROM new_rows n WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_tax_delinquencies x WHERE x.id = n.id);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION saved.capture_delinquencies() IS
@@ -85,10 +85,10 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM new_rows) OR NOT saved.capturing('parcels') THEN RETURN NULL; END IF;
   IF TG_OP = 'UPDATE' THEN
     INSERT INTO pg_temp.saved_old_parcels
-    SELECT o.* FROM old_rows o WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_parcels n WHERE n.id = o.id)
-    ON CONFLICT (id) DO NOTHING;
+    SELECT o.* FROM old_rows o WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_parcels n WHERE n.id = o.id);
   END IF;
-  INSERT INTO pg_temp.saved_new_parcels SELECT n.id FROM new_rows n ON CONFLICT (id) DO NOTHING;
+  INSERT INTO pg_temp.saved_new_parcels
+  SELECT n.id FROM new_rows n WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_parcels x WHERE x.id = n.id);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION saved.capture_parcels() IS
@@ -155,22 +155,25 @@ BEGIN
       v_table, v_old, v_alias, v_search.predicate) USING v_search.id;
   END LOOP;
 
-  -- ids in commit order (see saved.deliver_load): the lock is held to the end of the import's transaction
+  -- Ids in commit order (see saved.deliver_load): the lock is held to the end of the import's transaction. It also
+  -- makes the pairs recorded before (read after taking it) final, so they are left out by a plain anti-join rather
+  -- than by ON CONFLICT, which costs a speculative insertion a row; the unique index stays as the guarantee.
   PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
   EXECUTE format($q$
-    WITH pairs AS (
-      SELECT q.search_id, q.record_id FROM pg_temp.saved_pairs q WHERE q.now
-      EXCEPT
-      SELECT q.search_id, q.record_id FROM pg_temp.saved_pairs q WHERE NOT q.now),
-    hits AS (
+    WITH pairs AS MATERIALIZED (
+      SELECT y.search_id, y.record_id
+        FROM (SELECT q.search_id, q.record_id FROM pg_temp.saved_pairs q WHERE q.now
+              EXCEPT
+              SELECT q.search_id, q.record_id FROM pg_temp.saved_pairs q WHERE NOT q.now) y
+       WHERE NOT EXISTS (SELECT 1 FROM saved.matches m WHERE m.search_id = y.search_id AND m.record_id = y.record_id)),
+    hits AS MATERIALIZED (  -- each record's JSON once, however many searches it entered
       SELECT %2$s.id, %2$s.county_id, %3$s AS hit
         FROM %1$s %2$s JOIN core.counties c ON c.id = %2$s.county_id
        WHERE %2$s.id IN (SELECT x.record_id FROM pairs x))
     INSERT INTO saved.matches (search_id, record_id, load_id, county_id, hit)
     SELECT x.search_id, h.id, $1, h.county_id, h.hit
       FROM pairs x JOIN hits h ON h.id = x.record_id
-     ORDER BY x.search_id, h.id
-    ON CONFLICT (search_id, record_id) DO NOTHING $q$, v_table, v_alias, v_hit) USING p_load_id;
+     ORDER BY x.search_id, h.id $q$, v_table, v_alias, v_hit) USING p_load_id;
   GET DIAGNOSTICS v_matches = ROW_COUNT;
   DROP TABLE pg_temp.saved_keys, pg_temp.saved_pairs;
   EXECUTE format('TRUNCATE pg_temp.%I, pg_temp.%I', v_new, v_old);
