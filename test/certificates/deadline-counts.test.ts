@@ -6,6 +6,8 @@ import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
 import { arrangeCertificates } from '../helpers/certificates.ts';
 
+t.setTimeout(600_000); // a few thousand filter combinations, twice, on a loaded machine
+
 const { get, db } = await buildTestApp(t);
 const sql = db.sql;
 await sql`UPDATE accounts.clients SET custom_rpm = 1000000, custom_monthly_credits = 100000000`;
