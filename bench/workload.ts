@@ -27,6 +27,17 @@ function rng(seed: number) {
 
 const q = encodeURIComponent;
 
+/** The items of b spread evenly among those of a, so that a run stopped early has met both in proportion. */
+function spread<T>(a: T[], b: T[]): T[] {
+  const out: T[] = [];
+  let j = 0;
+  for (const [i, x] of a.entries()) {
+    out.push(x);
+    while (j < b.length && (j + 1) * a.length <= (i + 1) * b.length) out.push(b[j++]!);
+  }
+  return out.concat(b.slice(j));
+}
+
 export async function buildWorkloads(sql: postgres.Sql, seed = 42): Promise<Workloads> {
   const random = rng(seed);
   const [bounds] = await sql<
@@ -68,6 +79,12 @@ export async function buildWorkloads(sql: postgres.Sql, seed = 42): Promise<Work
   for (const s of withAddress.slice(100, 200)) queries.add(s.address!.split(/\s+/).slice(0, 2).join(' '));
   const queryList = [...queries].filter((x) => x.length > 0 && x.length <= 200);
   const countyOf = new Map(withOwner.map((s) => [s.owner!, s.slug]));
+  // owner names as people type them: parcels drawn at random, so a common name (JOHNSON JOHN) comes as often as the
+  // roll holds it, repeats kept, each searched in its own county (bench/county-names.ts measures such names alone)
+  const typed = withOwner
+    .slice(350, 550)
+    .filter((s) => s.owner!.length <= 200)
+    .map((s) => ({ owner: s.owner!, slug: s.slug }));
 
   const delinquent = await sql<{ slug: string; parcel_id: string; tax_year: number | null; status: string | null }[]>`
     SELECT c.slug, d.parcel_id, d.tax_year, d.status
@@ -90,10 +107,14 @@ export async function buildWorkloads(sql: postgres.Sql, seed = 42): Promise<Work
     'parcel by parcel id': sample.map((s) => `/v1/parcels/by-parcel-id?county=${s.slug}&parcel_id=${q(s.parcel_id)}`),
     county: counties.map((c) => `/v1/counties/${c}`),
     usage: ['/v1/account/usage'],
-    'search statewide': queryList.map((x) => `/v1/parcels/search?query=${q(x)}`),
-    'search in county': queryList.map(
-      (x) => `/v1/parcels/search?query=${q(x)}&county=${countyOf.get(x) ?? loaded[0] ?? 'miami-dade'}`,
-    ),
+    'search statewide': spread(
+      queryList,
+      typed.map((s) => s.owner),
+    ).map((x) => `/v1/parcels/search?query=${q(x)}`),
+    'search in county': spread(
+      queryList.map((x) => ({ owner: x, slug: countyOf.get(x) ?? loaded[0] ?? 'miami-dade' })),
+      typed,
+    ).map((s) => `/v1/parcels/search?query=${q(s.owner)}&county=${s.slug}`),
     // what a search box sends as a user types: each query cut inside or after its second word
     autocomplete: queryList.map((x) => {
       const words = x.split(/\s+/);
