@@ -107,7 +107,8 @@ export default fp(
       registers: [registry],
     });
 
-    app.addHook('onResponse', async (request: FastifyRequest, reply) => {
+    // a callback hook, not an async one: no promise per request for work that never waits
+    app.addHook('onResponse', (request: FastifyRequest, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
       const surface = surfaceOf(route);
       const status = reply.statusCode;
@@ -115,6 +116,7 @@ export default fp(
       duration.observe({ route, surface }, reply.elapsedTime / 1000);
       const reason = REFUSALS[status];
       if (reason) refusals.inc({ reason, surface });
+      done();
     });
 
     if (opts.token) {
