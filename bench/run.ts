@@ -12,6 +12,7 @@ import postgres from 'postgres';
 import { apiDatabaseUrl, ownerDatabaseUrl } from '../src/db-url.ts';
 import { benchClient, startApi } from './api.ts';
 import { drive, type DriveResult } from './driver.ts';
+import { COMPONENTS, componentPids, withCpu } from './load.ts';
 import { buildWorkloads, mixed } from './workload.ts';
 import { measureRecall } from './recall.ts';
 import { buildQualitySet, measureQuality, readQualitySet } from './quality.ts';
@@ -157,9 +158,17 @@ console.error(`bench: ${parcels} parcels, ${sales} sales, ${delinquencies} delin
 const cache = await warmCache();
 console.error(`bench: ${cache}`);
 
+/** The API process and its workers (WORKERS > 1). */
+function apiProcessIds(): number[] {
+  const pid = api.process.pid!;
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
+  return [pid, ...children.filter(Boolean).map(Number)];
+}
+
 const bench = await benchClient(owner);
 const headers = { authorization: `Bearer ${bench.key}` };
-const api = await startApi(Number(values.port), { WORKERS: values.workers }); // the default pool, as users run it
+// the default pool, as users run it; a machine busy with other work starts it slowly
+const api = await startApi(Number(values.port), { WORKERS: values.workers }, [], 120);
 
 const workloads = await buildWorkloads(owner);
 const results: Record<string, DriveResult> = {};
@@ -176,8 +185,26 @@ for (const [name, paths] of Object.entries(workloads)) {
     `${name.padEnd(22)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)}  p95 ${r.p95.toFixed(1)}  p99 ${r.p99.toFixed(1)} ms  non-2xx ${r.non2xx}  alone p50 ${alone[name]!.p50.toFixed(1)}  p95 ${alone[name]!.p95.toFixed(1)} ms`,
   );
 }
-const mixedResult = await drive({ base, paths: mixed(workloads), headers, concurrency: mixedConcurrency, seconds });
-console.error(`mixed ${mixedResult.rps.toFixed(0)} req/s`);
+// The mixed run's CPU per request, from /proc, of the API process(es), Postgres's backends and Redis: what the machine's
+// cores could serve at most at that cost (the load generator, in this process, left out), beside what the run served.
+const components = await componentPids(api.process.pid!, owner);
+const mixedResult = await withCpu(
+  async () => ({
+    ...(await components()),
+    api: apiProcessIds(),
+    // the API's own backends (createSql names them): autovacuum workers come and go during a run
+    pg: (
+      await owner<{ pid: number }[]>`
+        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'florida-api'`
+    ).map((r) => r.pid),
+  }),
+  () => drive({ base, paths: mixed(workloads), headers, concurrency: mixedConcurrency, seconds }),
+);
+const mixedCpuUs = COMPONENTS.reduce((sum, c) => sum + mixedResult.cpu[c], 0);
+const mixedBoundRps = (cpus().length * 1e6) / mixedCpuUs;
+console.error(
+  `mixed ${mixedResult.rps.toFixed(0)} req/s, CPU µs per request: api ${mixedResult.cpu.api.toFixed(0)} pg ${mixedResult.cpu.pg.toFixed(0)} redis ${mixedResult.cpu.redis.toFixed(0)}: ${((mixedResult.rps / mixedBoundRps) * 100).toFixed(0)}% of the ${mixedBoundRps.toFixed(0)} req/s bound`,
+);
 
 // Floors. HTTP: a fixed body the size of a parcel-by-id answer. Database: pgbench calling api.get_parcel.
 const sampleBody = await (
@@ -246,14 +273,7 @@ const quality = await measureQuality(owner, qualitySet).catch((e: Error) => e);
 /** Peak resident memory of each API process (the workers; the supervising primary too when there is one). */
 const hwm = (pid: number) =>
   Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-const apiPids = [
-  api.process.pid!,
-  ...readFileSync(`/proc/${api.process.pid}/task/${api.process.pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number),
-];
+const apiPids = apiProcessIds();
 const peakRssMb = Math.max(...apiPids.map(hwm));
 const [{ size }] = (await owner`SELECT pg_size_pretty(pg_database_size(current_database())) AS size`) as unknown as [
   { size: string },
@@ -334,6 +354,11 @@ Floors measured in the same run:
 | --- | --- | --- |
 | HTTP stack alone (fixed ${sampleBody.length}-byte body) | ${httpFloor.rps.toFixed(0)} req/s | p50 ${httpFloor.p50.toFixed(2)} ms |
 | database alone (pgbench, api.get_parcel, ${mixedConcurrency} clients) | ${dbFloorTps.toFixed(0)} tps | parcel by id at the same concurrency: ${byIdAtLoad ? `${byIdAtLoad.rps.toFixed(0)} req/s, ${Number.isNaN(byIdShare) ? '—' : (byIdShare * 100).toFixed(0)}% of the floor` : '—'} (target ≥ ${BY_ID_FLOOR_TARGET * 100}%) |
+
+Mixed workload against the machine's limit: CPU per request over the mixed run, from /proc, was API
+${mixedResult.cpu.api.toFixed(0)} µs + Postgres ${mixedResult.cpu.pg.toFixed(0)} µs + Redis ${mixedResult.cpu.redis.toFixed(0)} µs = ${mixedCpuUs.toFixed(0)} µs, so ${cpus().length} cores serve at most
+${mixedBoundRps.toFixed(0)} req/s of this mix; the run served ${mixedResult.rps.toFixed(0)} req/s, **${((mixedResult.rps / mixedBoundRps) * 100).toFixed(0)}% of that bound** (the rest of the
+cores went to the load generator, in the benchmark's own process, and to anything else running on the machine).
 
 API process peak memory (VmHWM, the largest of ${apiPids.length - (apiPids.length > 1 ? 1 : 0)} API worker process(es)): ${peakRssMb.toFixed(0)} MB (target ≤ 300 MB).
 
