@@ -1,9 +1,13 @@
-// Roll history at the largest scale this machine builds in a few minutes (bench/results/history.md): a state of
-// --parcels parcels with three roll years (make data YEARS=3), loaded year by year through the NAL importer into a
-// database of its own. Measures each year's load (time, database growth), and, at 4 connections in one run,
-// GET /v1/parcels/{id} (an existing endpoint) with one roll year on file and again with three, and
-// GET /v1/parcels/{id}/history with one and with three years.
+// Roll history (bench/results/history.md), in one of two ways.
+// Built here: a state of --parcels parcels with three roll years (make data YEARS=3), loaded year by year through
+// the NAL importer into a database of its own. Measures each year's load (time, database growth), and, at 4
+// connections in one run, GET /v1/parcels/{id} (an existing endpoint) with one roll year on file and again with
+// three, and GET /v1/parcels/{id}/history with one and with three years.
+// Given (--database-url, any scale, for example the full state): the same two reads at 4 connections on the
+// database as it is and, with --roll-dir (the output of make data YEARS=n for that state) and --year, the load of
+// that roll year of every county through the importer (time, database growth) and the reads again after it.
 //   node --import tsx bench/history.ts [--parcels 100000] [--seconds 10]
+//   node --import tsx bench/history.ts --database-url postgres://…/<db> [--roll-dir .local/<data> --year 2025] [--seconds 10]
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,8 +28,22 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     // keep the database of an earlier run that loaded the first roll and the sales, and go on from there
     resume: { type: 'boolean', default: false },
+    'database-url': { type: 'string' },
+    'roll-dir': { type: 'string' },
+    year: { type: 'string' },
   },
 });
+if (values['database-url']) {
+  await (
+    await import('./history-given.ts')
+  ).benchGiven({
+    url: values['database-url'],
+    rollDir: values['roll-dir'],
+    year: values.year === undefined ? undefined : Number(values.year),
+    seconds: Number(values.seconds),
+  });
+  process.exit(0);
+}
 const parcels = Number(values.parcels);
 const seconds = Number(values.seconds);
 const STATE = 10_800_000;
