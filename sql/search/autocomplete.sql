@@ -130,6 +130,9 @@ DECLARE
   v_words text[];
   v_changed text[];
 BEGIN
+  -- two counties loading at once share words and the statewide rows: one refresh at a time, the other waits for
+  -- its commit (their vocabulary upserts already make them wait so, core.parcel_terms_maintain)
+  PERFORM pg_advisory_xact_lock(hashtext('core.typeahead_prefixes'));
   SELECT array_agg(y.w), array_agg(y.c) INTO v_pair_words, v_pair_counties
     FROM (SELECT DISTINCT w, x.c
             FROM unnest(p_terms, p_counties) AS x(t, c),
@@ -205,7 +208,7 @@ END $$;
 COMMENT ON FUNCTION search.typeahead_refresh(text[], smallint[]) IS
   'Rebuilds the precomputed autocomplete (core.typeahead_readings, core.typeahead_prefixes) that a change of the '
   '(term, county) pairs p_terms / p_counties affects; called by the triggers on core.parcels, in the writing '
-  'transaction.';
+  'transaction, one transaction at a time (an advisory lock).';
 
 -- Every word and county from scratch (after a change of how suggestions are computed, or when the tables are empty).
 CREATE FUNCTION search.typeahead_rebuild() RETURNS void
