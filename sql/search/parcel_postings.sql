@@ -22,6 +22,16 @@ AS $$
 DECLARE
   v_word record;
   v_hits search.term_hits[];
+  v_terms text[];
+  -- the first word (the anchor) of a statewide query of several words, when some of its terms are paired
+  -- (core.parcel_pair_terms): its paired terms' postings are never read, later words meet them through the pair
+  -- postings (search.parcel_pairs_step), and the matches so far stay implicit until the second word
+  v_anchor integer;
+  v_anchor_hits boolean;
+  v_anchor_terms text[];
+  v_anchor_qualities float8[];
+  v_anchor_rare search.id_set[];
+  v_implicit boolean := false;
 BEGIN
   hits := '{}';
   -- the rarest word first (its terms' parcels, statewide, from the vocabulary): every later word only narrows them,
@@ -34,11 +44,37 @@ BEGIN
         FROM unnest(p_words) WITH ORDINALITY AS u(word, terms, qualities, i)) w
      ORDER BY (SELECT coalesce(sum(t.parcels), 0) FROM core.parcel_terms t WHERE t.term = ANY (w.terms))
   LOOP
+    IF v_anchor IS NOT NULL THEN
+      IF v_implicit THEN v_anchor_rare := coalesce(sets, '{}'); sets := NULL; END IF;
+      SELECT st.sets, st.hits INTO sets, v_hits
+        FROM search.parcel_pairs_step(sets, p_counties, v_anchor, v_anchor_terms, v_anchor_qualities, v_anchor_rare,
+                                      v_anchor_hits, v_word.i::integer, v_word.terms, v_word.qualities,
+                                      v_word.with_hits) AS st;
+      v_implicit := false;
+      hits := hits || coalesce(v_hits, '{}');
+      EXIT WHEN sets IS NULL;
+      EXIT WHEN p_stop_below IS NOT NULL AND search.parcel_postings_count(sets) < p_stop_below;
+      CONTINUE;
+    END IF;
+    v_terms := v_word.terms;
+    -- (statewide only: a county's postings are short, and there reading the pairs cost more than intersecting them)
+    IF sets IS NULL AND cardinality(p_words) > 1 AND p_counties IS NULL THEN
+      SELECT array_agg(x.t), array_agg(x.q) INTO v_anchor_terms, v_anchor_qualities
+        FROM unnest(v_word.terms, v_word.qualities) AS x(t, q)
+       WHERE EXISTS (SELECT FROM core.parcel_pair_terms pt WHERE pt.term = x.t);
+      IF v_anchor_terms IS NOT NULL THEN
+        -- the anchor's other terms are read below, united as any first word's
+        v_anchor := v_word.i;
+        v_anchor_hits := v_word.with_hits;
+        v_terms := ARRAY(SELECT t FROM unnest(v_word.terms) AS t WHERE t <> ALL (v_anchor_terms));
+        v_implicit := true;
+      END IF;
+    END IF;
     IF sets IS NULL AND NOT v_word.with_hits THEN
       -- the first word's terms' postings, united (kept in a CTE only for hits: copying them costs)
       SELECT array_agg(ROW(g.county_id, g.ids)::search.id_set), NULL INTO sets, v_hits
         FROM (SELECT pp.county_id, core.id_union(pp.ids) AS ids FROM core.parcel_postings pp
-               WHERE pp.term = ANY (v_word.terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
+               WHERE pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
                GROUP BY pp.county_id) g;
     ELSE
       -- each term's ids (for the first word its postings; for a later one, their intersection with the sets), kept
@@ -48,11 +84,11 @@ BEGIN
       -- terms (the arrays are read only if joined).
       WITH x AS MATERIALIZED (
         SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp
-         WHERE sets IS NULL AND pp.term = ANY (v_word.terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
+         WHERE sets IS NULL AND pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
         UNION ALL
         SELECT s.county_id, pp.term, s.ids & pp.ids
           FROM unnest(sets) AS s
-          JOIN (SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp WHERE pp.term = ANY (v_word.terms) OFFSET 0) pp
+          JOIN (SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp WHERE pp.term = ANY (v_terms) OFFSET 0) pp
             ON pp.county_id = s.county_id)
       SELECT (SELECT array_agg(ROW(m.county_id, m.ids)::search.id_set)
                 FROM (SELECT x.county_id, core.id_union(x.ids) AS ids FROM x GROUP BY x.county_id) m WHERE m.ids <> '{}'),
@@ -62,6 +98,7 @@ BEGIN
         INTO sets, v_hits;
     END IF;
     hits := hits || coalesce(v_hits, '{}');
+    CONTINUE WHEN v_implicit;
     EXIT WHEN sets IS NULL;
     -- (every word only narrows the matches: once fewer than p_stop_below, they stay so)
     EXIT WHEN p_stop_below IS NOT NULL AND search.parcel_postings_count(sets) < p_stop_below;
