@@ -80,8 +80,8 @@ const SEARCH_MISS = {
   meet: 'one core for Postgres per two concurrent searches (read replicas: results/replicas.md), or intersections that skip instead of copy (compressed bitmaps in C) and word-pair postings for frequent term pairs (results/search.md, "Database CPU per search")',
 };
 const AUTOCOMPLETE_MISS = {
-  why: 'a suggestion list reads the earlier words as a search does (about 3 ms at full state) and intersects each completion\'s postings with them; alone it is within the target (the "alone" column), at 4 connections it waits for the searches and the load generator on the 2 cores',
-  meet: 'the same as search: cores of its own for Postgres, or cheaper intersections',
+  why: "the workload types into the second word, which is computed live: the first word read as a search reads it (typos included), the second word's completions, then about 30 candidates scored (bench/autocomplete.ts breaks it down; no step dominates); only a single word of 1-3 letters is precomputed (core.typeahead_prefixes)",
+  meet: 'a second precomputed level keyed on the first word as read plus 1-3 letters of the second, for first words held by many parcels; or cores of its own for Postgres',
 };
 const MISSES: Record<string, { why: string; meet: string }> = {
   'parcel by id': LOOKUP_MISS,

@@ -110,6 +110,12 @@ export async function loadState(
     );
     const failed = lanes.find((l) => l.status === 'rejected');
     if (failed) throw failed.reason;
+    if (empty?.yes) {
+      // a first load also chooses the frequent words whose pairs speed up statewide search
+      await sql`ANALYZE core.parcels`;
+      const [pairs] = await sql<{ terms: number }[]>`SELECT core.choose_parcel_pairs() AS terms`;
+      log(`frequent words paired for search: ${pairs?.terms ?? 0} (core.choose_parcel_pairs)`);
+    }
   } finally {
     deferredIndexes = Math.max(deferredIndexes, await restoreIndexes(sql, log));
     await sql.end();
