@@ -79,16 +79,17 @@ BEGIN
     ELSE
       -- each term's ids (for the first word its postings; for a later one, their intersection with the sets), kept
       -- as hits when asked for a word read as several terms (search.parcel_hits_scores counts a word of one term for
-      -- every match), and united into the word's sets. A later word's postings are read by term, then joined to the
-      -- sets by county: probing each county for each term took thousands of index reads for a word standing for 128
-      -- terms (the arrays are read only if joined).
+      -- every match), and united into the word's sets. A later word's postings are read by term (in the query's
+      -- counties), then joined to the sets by county: probing each county for each term took thousands of index
+      -- reads for a word standing for 128 terms statewide (the arrays are read only if joined).
       WITH x AS MATERIALIZED (
         SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp
          WHERE sets IS NULL AND pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties))
         UNION ALL
         SELECT s.county_id, pp.term, s.ids & pp.ids
           FROM unnest(sets) AS s
-          JOIN (SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp WHERE pp.term = ANY (v_terms) OFFSET 0) pp
+          JOIN (SELECT pp.county_id, pp.term, pp.ids FROM core.parcel_postings pp
+                 WHERE pp.term = ANY (v_terms) AND (p_counties IS NULL OR pp.county_id = ANY (p_counties)) OFFSET 0) pp
             ON pp.county_id = s.county_id)
       SELECT (SELECT array_agg(ROW(m.county_id, m.ids)::search.id_set)
                 FROM (SELECT x.county_id, core.id_union(x.ids) AS ids FROM x GROUP BY x.county_id) m WHERE m.ids <> '{}'),
@@ -233,7 +234,8 @@ COMMENT ON FUNCTION search.parcel_exact_text_sql(text[]) IS
   'The condition (on core.parcels p) that the owner or the address is one of p_texts, normalized, written so that '
   'the (hashtext, id) indexes answer it.';
 
--- (In counties, the rows of other counties before the page's are read too: a county is not in the index.)
+-- Statewide from the (hashtext(text), id) indexes; in counties from the (county_id, hashtext(text), id) ones, each
+-- county's first p_k, merged: a county's first ids are read without the other counties' parcels of the same text.
 CREATE FUNCTION search.parcel_exact_text_first(p_texts text[], p_counties smallint[], p_k integer) RETURNS integer[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   -- the plan is made once, without the texts: a bitmap would read all of a common text's parcels and sort them
@@ -241,21 +243,31 @@ CREATE FUNCTION search.parcel_exact_text_first(p_texts text[], p_counties smalli
   SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
+  IF p_counties IS NULL THEN
+    RETURN ARRAY(
+      SELECT e.id FROM unnest(p_texts) AS x(q),
+             LATERAL ((SELECT p.id::integer FROM core.parcels p
+                        WHERE hashtext(p.owner_search) = hashtext(x.q) AND p.owner_search = x.q ORDER BY p.id LIMIT p_k)
+                      UNION
+                      (SELECT p.id::integer FROM core.parcels p
+                        WHERE hashtext(p.address_search) = hashtext(x.q) AND p.address_search = x.q ORDER BY p.id LIMIT p_k)) e(id)
+       GROUP BY e.id ORDER BY e.id LIMIT p_k);
+  END IF;
   RETURN ARRAY(
-    SELECT e.id FROM unnest(p_texts) AS x(q),
+    SELECT e.id FROM unnest(p_texts) AS x(q), unnest(p_counties) AS c(id),
            LATERAL ((SELECT p.id::integer FROM core.parcels p
-                      WHERE hashtext(p.owner_search) = hashtext(x.q) AND p.owner_search = x.q
-                        AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)
+                      WHERE p.county_id = c.id AND hashtext(p.owner_search) = hashtext(x.q) AND p.owner_search = x.q
+                      ORDER BY p.id LIMIT p_k)
                     UNION
                     (SELECT p.id::integer FROM core.parcels p
-                      WHERE hashtext(p.address_search) = hashtext(x.q) AND p.address_search = x.q
-                        AND (p_counties IS NULL OR p.county_id = ANY (p_counties)) ORDER BY p.id LIMIT p_k)) e(id)
+                      WHERE p.county_id = c.id AND hashtext(p.address_search) = hashtext(x.q) AND p.address_search = x.q
+                      ORDER BY p.id LIMIT p_k)) e(id)
      GROUP BY e.id ORDER BY e.id LIMIT p_k);
 END $$;
 COMMENT ON FUNCTION search.parcel_exact_text_first(text[], smallint[], integer) IS
   'The p_k smallest ids of the parcels in p_counties (NULL: all) whose owner or address is one of p_texts '
-  '(normalized); statewide it reads about p_k index entries of each text index per text however many parcels share '
-  'it. Example: SELECT search.parcel_exact_text_first(''{SFR FLORIDA BORROWER LLC}'', NULL, 25);';
+  '(normalized); it reads about p_k index entries of each text index per text (and per county) however many parcels '
+  'share it. Example: SELECT search.parcel_exact_text_first(''{SFR FLORIDA BORROWER LLC}'', NULL, 25);';
 
 -- The first tiers of a page by postings (every word exact, score 1): the parcels whose owner or address is one of
 -- the query's texts (p_exact), then the others (p_held), each by id; p_k ids at most.
