@@ -2,8 +2,8 @@
 // autocomplete workload (bench/workload.ts: each search query cut inside its second word) with a query set drawn at
 // random for this run (so the server has not seen it), plus the first keystrokes (every 1-3 character prefix of the
 // same queries' first words), sent as api.autocomplete_parcels (after) and as the same entry point computing every
-// answer live (before: a copy of it in each session's pg_temp calling search.autocomplete_live), alternated request
-// by request, alone and at 4 connections. Then the quality check: the wanted parcel among the first 10 suggestions
+// answer live (before: a copy of it in each session's pg_temp as it was before issue 44, the query's words read twice),
+// alternated request by request, alone and at 4 connections. Then the quality check: the wanted parcel among the first 10 suggestions
 // for bench/quality-set.json's queries typed into their second word, before and after; and the time per step of the
 // live computation (where the time goes).
 //   DATABASE_URL=<the bench database> node --import tsx bench/autocomplete.ts [--seconds 10] [--seed <n>]
@@ -24,8 +24,45 @@ const seconds = Number(values.seconds);
 const url = process.env.DATABASE_URL ?? ownerDatabaseUrl();
 const options = { max: 1, onnotice: () => {}, connection: { application_name: 'florida-bench' } } as const;
 
-/** The entry point as it was: the same checks and rendering, every answer computed live. */
+/**
+ * The entry point as it was before issue 44: the same checks and rendering, every answer computed live, the query's
+ * words read twice (once to choose the path, once by the reading).
+ */
 const BEFORE = `
+  CREATE FUNCTION pg_temp.autocomplete_reading_before(p_query text) RETURNS api.query_word[]
+    LANGUAGE plpgsql STABLE
+    SET plan_cache_mode = force_generic_plan
+  AS $$
+  DECLARE
+    v_words text[] := search.query_words(p_query);
+    v_last text := v_words[cardinality(v_words)];
+    v_out api.query_word[] := '{}';
+    v_reading api.query_word;
+  BEGIN
+    FOR i IN 1 .. cardinality(v_words) - 1 LOOP
+      v_reading := (search.parcel_word_terms(v_words[i], v_words, false)).reading;
+      IF cardinality(v_reading.terms) > 0 THEN v_out := v_out || v_reading; END IF;
+    END LOOP;
+    v_reading := search.autocomplete_prefix_reading(v_last);
+    IF cardinality(v_reading.terms) > 0 AND (length(v_last) > 1 OR cardinality(v_out) = 0) THEN
+      v_out := v_out || v_reading;
+    END IF;
+    RETURN v_out;
+  END $$;
+  CREATE FUNCTION pg_temp.autocomplete_ranked_before(p_query text, p_counties smallint[], p_limit integer)
+  RETURNS TABLE (id integer, by_address boolean)
+    LANGUAGE plpgsql STABLE
+  AS $$
+  DECLARE
+    v_words text[] := search.query_words(p_query);  -- (read to choose the path; the live path took it)
+    v_reading api.query_word[] := pg_temp.autocomplete_reading_before(p_query);
+  BEGIN
+    RETURN QUERY
+    SELECT s.id, s.by_address
+      FROM search.autocomplete_scored(search.autocomplete_candidates(v_reading, p_counties, 3 * p_limit), v_reading) AS s
+     ORDER BY s.score DESC, s.by_address DESC, s.ord
+     LIMIT p_limit;
+  END $$;
   CREATE FUNCTION pg_temp.autocomplete_before(p_query text, p_county text[] DEFAULT NULL, p_limit integer DEFAULT 10)
   RETURNS TABLE (id integer, label text, owner_name text, site_address_full text, site_city text, county text)
     LANGUAGE plpgsql STABLE
@@ -39,7 +76,7 @@ const BEFORE = `
     RETURN QUERY
     SELECT p.id::int, CASE WHEN s.by_address THEN concat_ws(', ', p.site_address_full, p.site_city) ELSE p.owner_name END,
            p.owner_name, p.site_address_full, p.site_city, c.slug
-      FROM search.autocomplete_live(p_query, search.parcel_postings_counties(p_county), p_limit) WITH ORDINALITY AS s(id, by_address, n)
+      FROM pg_temp.autocomplete_ranked_before(p_query, search.parcel_postings_counties(p_county), p_limit) WITH ORDINALITY AS s(id, by_address, n)
       JOIN core.parcels p ON p.id = s.id
       JOIN core.counties c ON c.id = p.county_id
      ORDER BY s.n;
@@ -48,7 +85,7 @@ const BEFORE = `
 /** Where the live computation's time goes, per step, measured in the server. */
 const STEPS = `
   CREATE FUNCTION pg_temp.autocomplete_steps(p_query text, OUT words float8, OUT reading float8, OUT earlier float8,
-                                             OUT candidates float8, OUT scored float8)
+                                             OUT candidates float8, OUT scored float8, OUT total float8)
     LANGUAGE plpgsql
   AS $$
   DECLARE
@@ -67,7 +104,9 @@ const STEPS = `
     v_ids := search.autocomplete_candidates(v_words, NULL, 30);
     candidates := extract(epoch FROM clock_timestamp() - t) * 1000; t := clock_timestamp();
     PERFORM count(*) FROM search.autocomplete_scored(v_ids, v_words);
-    scored := extract(epoch FROM clock_timestamp() - t) * 1000;
+    scored := extract(epoch FROM clock_timestamp() - t) * 1000; t := clock_timestamp();
+    PERFORM count(*) FROM api.autocomplete_parcels(p_query);
+    total := extract(epoch FROM clock_timestamp() - t) * 1000;
   END $$`;
 
 async function session() {
@@ -128,7 +167,9 @@ const sets: [string, { q: string; county: string | null }[]][] = [
 ];
 
 // Where the time goes: each step of the live computation of the typed queries, in the server.
-const steps = await sql<{ words: number; reading: number; earlier: number; candidates: number; scored: number }[]>`
+const steps = await sql<
+  { words: number; reading: number; earlier: number; candidates: number; scored: number; total: number }[]
+>`
   SELECT s.* FROM unnest(${typed}::text[]) AS q, pg_temp.autocomplete_steps(q) AS s`;
 console.log('\n| live step (typed into the second word, statewide) | p50 ms | p95 ms |');
 console.log('| --- | ---: | ---: |');
@@ -138,6 +179,7 @@ for (const [key, what] of [
   ['earlier', "the earlier words' parcels (search.parcel_postings_match)"],
   ['candidates', 'the candidates, earlier words included (search.autocomplete_candidates)'],
   ['scored', 'scoring 30 candidates (search.autocomplete_scored)'],
+  ['total', 'the whole entry point again, its pages now read (api.autocomplete_parcels)'],
 ] as const) {
   const l = steps.map((r) => r[key]).sort((a, b) => a - b);
   console.log(`| ${what} | ${percentile(l, 50).toFixed(2)} | ${percentile(l, 95).toFixed(2)} |`);

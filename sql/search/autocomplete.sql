@@ -52,22 +52,31 @@ COMMENT ON FUNCTION search.autocomplete_scored(integer[], api.query_word[]) IS
   'Helper of autocomplete: each candidate of p_ids (ord: its position) with its score for the words (the better of '
   'search.autocomplete_score on its address and its owner name) and whether its suggestion shows the address.';
 
--- The live computation: the query read (search.autocomplete_reading), candidates from the postings
--- (search.autocomplete_candidates: three times the suggestions asked for), then the best of them.
+-- The live computation from a reading (search.autocomplete_words_reading): candidates from the postings
+-- (search.autocomplete_candidates: three times the suggestions asked for), then the best of them: the side (address
+-- or owner) the words match best, whole words before prefixes (a completion's quality is the share it covers); on a
+-- tie an address before an owner name, then candidate order.
+CREATE FUNCTION search.autocomplete_of_reading(p_words api.query_word[], p_counties smallint[], p_limit integer)
+RETURNS TABLE (id integer, by_address boolean)
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+  RETURN QUERY
+  SELECT s.id, s.by_address
+    FROM search.autocomplete_scored(search.autocomplete_candidates(p_words, p_counties, 3 * p_limit), p_words) AS s
+   ORDER BY s.score DESC, s.by_address DESC, s.ord
+   LIMIT p_limit;
+END $$;
+COMMENT ON FUNCTION search.autocomplete_of_reading(api.query_word[], smallint[], integer) IS
+  'Helper of autocomplete: the p_limit best suggestions (parcel id, whether shown by address) for a query read as '
+  'p_words (search.autocomplete_words_reading) in p_counties (NULL: statewide), computed from the postings.';
+
 CREATE FUNCTION search.autocomplete_live(p_query text, p_counties smallint[], p_limit integer)
 RETURNS TABLE (id integer, by_address boolean)
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-DECLARE
-  v_words api.query_word[] := search.autocomplete_reading(p_query);
 BEGIN
-  -- the best completion first: the side (address or owner) the words match best, whole words before prefixes (a
-  -- completion's quality is the share it covers); on a tie an address before an owner name, then candidate order
-  RETURN QUERY
-  SELECT s.id, s.by_address
-    FROM search.autocomplete_scored(search.autocomplete_candidates(v_words, p_counties, 3 * p_limit), v_words) AS s
-   ORDER BY s.score DESC, s.by_address DESC, s.ord
-   LIMIT p_limit;
+  RETURN QUERY SELECT * FROM search.autocomplete_of_reading(search.autocomplete_reading(p_query), p_counties, p_limit);
 END $$;
 COMMENT ON FUNCTION search.autocomplete_live(text, smallint[], integer) IS
   'Autocomplete computed from the postings at request time: the p_limit best suggestions (parcel id, whether shown '
@@ -107,12 +116,13 @@ BEGIN
   IF cardinality(v_words) = 1 AND length(v_words[1]) <= 3 THEN
     RETURN QUERY SELECT * FROM search.autocomplete_precomputed(v_words[1], p_counties, p_limit);
   ELSE
-    RETURN QUERY SELECT * FROM search.autocomplete_live(p_query, p_counties, p_limit);
+    RETURN QUERY SELECT * FROM search.autocomplete_of_reading(search.autocomplete_words_reading(v_words), p_counties, p_limit);
   END IF;
 END $$;
 COMMENT ON FUNCTION search.autocomplete_ranked(text, smallint[], integer) IS
   'The p_limit best autocomplete suggestions for p_query in p_counties (NULL: statewide), best first: from '
-  'core.typeahead_prefixes for one word of 1 to 3 characters, else search.autocomplete_live.';
+  'core.typeahead_prefixes for one word of 1 to 3 characters, else computed live from the words it read '
+  '(search.autocomplete_of_reading, as search.autocomplete_live).';
 
 -- Rebuilds what a change of parcels does to the precomputed autocomplete. p_terms and p_counties (side by side) are the
 -- (term, county) pairs the change touched. The words a term is read from (itself up to 3 characters, its prefixes of

@@ -267,33 +267,48 @@ COMMENT ON FUNCTION search.parcel_well_level(api.query_word[]) IS
   'Helper of search_parcels: the lowest match quality below 1 at which the vocabulary bounds the parcels matching every '
   'word at least that well to search.ranked_in_full() (at least 1); NULL when there is none, as when every word stands only for itself.';
 
--- Autocomplete's reading of a query: the words before the last as search reads them (typos included), the last as
--- a prefix: itself when it is a term, and its most common completions (for 2 characters or more).
-CREATE FUNCTION search.autocomplete_reading(p_query text) RETURNS api.query_word[]
+-- Autocomplete's reading of a query's words (search.query_words): the words before the last as search reads them
+-- (typos included), the last as a prefix: itself when it is a term, and its most common completions (for 2
+-- characters or more).
+CREATE FUNCTION search.autocomplete_words_reading(p_words text[]) RETURNS api.query_word[]
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
-  v_words text[] := search.query_words(p_query);
-  v_last text := v_words[cardinality(v_words)];
+  v_last text := p_words[cardinality(p_words)];
   v_out api.query_word[] := '{}';
   v_reading api.query_word;
 BEGIN
-  FOR i IN 1 .. cardinality(v_words) - 1 LOOP
-    v_reading := (search.parcel_word_terms(v_words[i], v_words, false)).reading;
+  FOR i IN 1 .. cardinality(p_words) - 1 LOOP
+    v_reading := (search.parcel_word_terms(p_words[i], p_words, false)).reading;
     IF cardinality(v_reading.terms) > 0 THEN v_out := v_out || v_reading; END IF;
   END LOOP;
-  v_reading := search.autocomplete_prefix_reading(v_last);  -- (sql/search/autocomplete.sql)
+  -- a last word of 1 to 3 characters has its reading stored (core.typeahead_readings, kept equal to
+  -- search.autocomplete_prefix_reading by the triggers on core.parcels; a word no term starts with has none)
+  IF length(v_last) <= 3 THEN
+    v_reading := coalesce((SELECT ROW(tr.word, tr.terms, tr.qualities)::api.query_word
+                             FROM core.typeahead_readings tr WHERE tr.word = v_last),
+                          ROW(v_last, '{}', '{}')::api.query_word);
+  ELSE
+    v_reading := search.autocomplete_prefix_reading(v_last);  -- (sql/search/autocomplete.sql)
+  END IF;
   -- a last word of one character (a letter or digit just typed) narrows nothing yet unless it is all there is
   IF cardinality(v_reading.terms) > 0 AND (length(v_last) > 1 OR cardinality(v_out) = 0) THEN
     v_out := v_out || v_reading;
   END IF;
   RETURN v_out;
 END $$;
+COMMENT ON FUNCTION search.autocomplete_words_reading(text[]) IS
+  'How autocomplete reads a query''s words (search.query_words): every word but the last as parcel search reads it, '
+  'the last as a prefix (the word itself, quality 1, and, from 2 characters, its most common completions, quality = '
+  'covered share, read from core.typeahead_readings for 1 to 3 characters; a last word of one character after '
+  'others is left out). Example: SELECT * FROM unnest(search.autocomplete_words_reading(ARRAY[''SMITH'', ''JO'']));';
+
+CREATE FUNCTION search.autocomplete_reading(p_query text) RETURNS api.query_word[]
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN search.autocomplete_words_reading(search.query_words(p_query));
 COMMENT ON FUNCTION search.autocomplete_reading(text) IS
-  'How autocomplete reads a query: every word but the last as parcel search reads it, the last as a prefix (the '
-  'word itself, quality 1, and, from 2 characters, its most common completions, quality = covered share; a last '
-  'word of one character after others is left out). '
+  'How autocomplete reads a query: search.autocomplete_words_reading of its words. '
   'Example: SELECT * FROM unnest(search.autocomplete_reading(''smith jo''));';
 
 -- How well a query's words match one side of a parcel: the mean over words of the best quality among the word's
