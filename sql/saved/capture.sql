@@ -157,7 +157,8 @@ BEGIN
 
   -- Ids in commit order (see saved.deliver_load): the lock is held to the end of the import's transaction. It also
   -- makes the pairs recorded before (read after taking it) final, so they are left out by a plain anti-join rather
-  -- than by ON CONFLICT, which costs a speculative insertion a row; the unique index stays as the guarantee.
+  -- than by ON CONFLICT, which costs a speculative insertion a row; the unique index stays as the guarantee. And it
+  -- orders the import with a search's deletion (saved.delete_matches): only searches that still exist get matches.
   PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
   EXECUTE format($q$
     WITH pairs AS MATERIALIZED (
@@ -165,7 +166,8 @@ BEGIN
         FROM (SELECT q.search_id, q.record_id FROM pg_temp.saved_pairs q WHERE q.now
               EXCEPT
               SELECT q.search_id, q.record_id FROM pg_temp.saved_pairs q WHERE NOT q.now) y
-       WHERE NOT EXISTS (SELECT 1 FROM saved.matches m WHERE m.search_id = y.search_id AND m.record_id = y.record_id)),
+       WHERE NOT EXISTS (SELECT 1 FROM saved.matches m WHERE m.search_id = y.search_id AND m.record_id = y.record_id)
+         AND EXISTS (SELECT 1 FROM saved.searches s WHERE s.id = y.search_id)),
     hits AS MATERIALIZED (  -- each record's JSON once, however many searches it entered
       SELECT %2$s.id, %2$s.county_id, %3$s AS hit
         FROM %1$s %2$s JOIN core.counties c ON c.id = %2$s.county_id

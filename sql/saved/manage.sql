@@ -125,6 +125,20 @@ $$;
 COMMENT ON FUNCTION saved.delete_search(uuid, uuid) IS
   'DELETE /v1/saved-searches/{id}: deletes the search and its matches; false when the client has no such search.';
 
+-- A search's matches go with it (saved.matches has no foreign key: an import writes many rows). The lock is the one
+-- an import holds from writing its matches to its commit: a search deleted before it takes the lock gets no matches
+-- from the import, and one deleted after waits for its commit and then deletes what it wrote.
+CREATE OR REPLACE FUNCTION saved.delete_matches() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
+  DELETE FROM saved.matches m WHERE m.search_id IN (SELECT o.id FROM old_rows o);
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION saved.delete_matches() IS
+  'Trigger function (statement level, after DELETE on saved.searches): deletes the deleted searches'' matches.';
+
 -- One page of a search's matches after the cursor (a match id), in order: ids are handed out in commit order
 -- (saved.match_rows), so a page never skips a match committed after an earlier page was read.
 CREATE OR REPLACE FUNCTION saved.list_matches(p_client_id uuid, p_id uuid, p_since bigint, p_limit integer)

@@ -1,0 +1,69 @@
+// A deleted search's matches go with it (saved.matches has no foreign key; a statement trigger deletes them): when
+// the search is deleted, when several are in one statement (as a client's deletion cascades), and when the deletion
+// comes while an import that matched it is still open (it waits for the import's commit, then deletes what it wrote).
+import t from 'tap';
+import { buildTestApp } from '../helpers/app.ts';
+import { FAST, api } from '../webhooks/helpers.ts';
+import { importList, type Row } from './helpers.ts';
+
+const ctx = await buildTestApp(t, FAST);
+const { db } = ctx;
+const sql = db.sql;
+
+const rows = (prefix: string): Row[] =>
+  Array.from({ length: 12 }, (_, i) => ({ parcel: `${prefix}-${i}`, due: 900 + i }));
+const matchesOf = async (publicId: string) =>
+  (await sql`SELECT count(*)::int AS n FROM saved.matches WHERE search_id = ${publicId.slice(3)}::uuid`)[0]!
+    .n as number;
+
+async function newSearch(key: string, name: string) {
+  const res = await api(ctx, key).post('/v1/saved-searches', {
+    name,
+    resource: 'tax_delinquencies',
+    params: { county: 'liberty' },
+  });
+  if (res.statusCode !== 201) throw new Error(res.body);
+  return res.json().data.id as string;
+}
+
+t.test('deleting a search deletes its matches and no other', async (t) => {
+  const { key } = await ctx.newClient('lead_feed');
+  const [a, b] = [await newSearch(key, 'a'), await newSearch(key, 'b')];
+  await importList(db, 'liberty', 2041, rows('DA'));
+  t.equal(await matchesOf(a), 12, 'the import matched the first search');
+  t.equal(await matchesOf(b), 12, 'and the second');
+  t.equal((await api(ctx, key).del(`/v1/saved-searches/${a}`)).statusCode, 204);
+  t.equal(await matchesOf(a), 0, 'the deleted search has no match left');
+  t.equal(await matchesOf(b), 12, 'the other keeps its matches');
+});
+
+t.test("one statement deleting a client's searches deletes all their matches", async (t) => {
+  const other = await ctx.newClient('lead_feed');
+  const [c, d] = [await newSearch(other.key, 'c'), await newSearch(other.key, 'd')];
+  await importList(db, 'liberty', 2042, rows('DC'));
+  t.equal((await matchesOf(c)) + (await matchesOf(d)), 24, 'matched');
+  await sql`DELETE FROM saved.searches WHERE client_id = ${other.client.id}`;
+  t.equal((await matchesOf(c)) + (await matchesOf(d)), 0, 'gone with them');
+});
+
+t.test('a deletion during an import waits for it, then deletes what it wrote', async (t) => {
+  const { key } = await ctx.newClient('lead_feed');
+  const s = await newSearch(key, 'd');
+  let deletion: Promise<{ statusCode: number }> | undefined;
+  await importList(db, 'liberty', 2043, rows('DD'), {
+    beforeCommit: async (tx) => {
+      const [r] = await tx`SELECT count(*)::int AS n FROM saved.matches WHERE search_id = ${s.slice(3)}::uuid`;
+      t.equal(r!.n, 12, 'the import has written the matches');
+      deletion = api(ctx, key).del(`/v1/saved-searches/${s}`);
+      // the deletion waits for the lock the import holds to its commit
+      for (let i = 0; i < 500; i++) {
+        const [w] = await sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`;
+        if (w!.n > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error('the deletion never waited for the import');
+    },
+  });
+  t.equal((await deletion!).statusCode, 204, 'deleted after the import committed');
+  t.equal(await matchesOf(s), 0, "no match of the deleted search is left from the import's commit");
+});
