@@ -11,7 +11,7 @@
 //   make bench-api-cost
 //   node --import tsx bench/api-cost.ts [--rate 500] [--seconds 10] [--rounds 3] [--connections 8]
 //       [--profile-seconds 10] [--top 20] [--no-write]
-import { spawn, execSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { ownerDatabaseUrl } from '../src/db-url.ts';
 import { benchClient, startApi } from './api.ts';
-import { cpuMs, freePort } from './load.ts';
+import { cpuMs, describeCommit, freePort } from './load.ts';
 import { paced, type PacedResult } from './paced.ts';
 import { writeReport } from './report.ts';
 
@@ -245,16 +245,7 @@ const row = (v: Variant) =>
     0,
   )}) | ${v === 'bare' ? '1' : `${median(ratiosOf(v)).toFixed(2)}×`} | ${median(runs[v].map((r) => r.wakeups)).toFixed(2)} | ${median(runs[v].map((r) => r.p50)).toFixed(2)} | ${median(runs[v].map((r) => r.p99)).toFixed(2)} |`;
 
-let commit = 'unknown';
-try {
-  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
-    .toString()
-    .trim();
-  if (execSync('git status --porcelain -- src bench', { stdio: ['ignore', 'pipe', 'ignore'] }).length > 0)
-    commit += ' plus uncommitted changes';
-} catch {
-  // not a checkout
-}
+const commit = describeCommit();
 const command = `node --import tsx bench/api-cost.ts --rate ${rate} --seconds ${seconds} --rounds ${rounds} --connections ${connections} --profile-seconds ${profileSeconds}`;
 const report = `# The API process's own cost per request
 

@@ -174,3 +174,14 @@ export async function withCpu<L extends Pick<Load, 'requests'>>(
   ) as Record<Component, number>;
   return { ...load, cpu };
 }
+
+/** The checkout's short commit, with "plus uncommitted changes" when src/ or bench/ differ from it. */
+export function describeCommit(): string {
+  try {
+    const git = (args: string) => execSync(`git ${args}`, { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const commit = git('rev-parse --short HEAD').trim();
+    return git('status --porcelain -- src bench').length > 0 ? `${commit} plus uncommitted changes` : commit;
+  } catch {
+    return 'unknown'; // not a checkout
+  }
+}

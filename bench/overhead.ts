@@ -17,7 +17,6 @@
 //   make bench-overhead
 //   node --import tsx bench/overhead.ts [--seconds 8] [--connections 32] [--rounds 3] [--endpoint /parcels/1]
 //       [--tool wrk|autocannon] [--profile DIR (the server writes a V8 CPU profile there)] [--no-write]
-import { execSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
@@ -27,6 +26,7 @@ import { writeReport } from './report.ts';
 import {
   COMPONENTS,
   componentPids,
+  describeCommit,
   withCpu,
   freePort,
   generateLoad,
@@ -163,16 +163,7 @@ const finalCost = median(cost('auth+meter'));
 const finalP50 = median(addedP50('auth+meter'));
 const floorCost = median(cost('auth+round trip'));
 const floorP50 = median(addedP50('auth+round trip'));
-let commit = 'unknown';
-try {
-  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
-    .toString()
-    .trim();
-  if (execSync('git status --porcelain -- src bench', { stdio: ['ignore', 'pipe', 'ignore'] }).length > 0)
-    commit += ' plus uncommitted changes';
-} catch {
-  // not a checkout
-}
+const commit = describeCommit();
 const generator = toolName(tool);
 const command = `node --import tsx bench/overhead.ts --seconds ${seconds} --connections ${connections} --rounds ${rounds} --endpoint ${ENDPOINT}`;
 const report = `# Auth and metering overhead
