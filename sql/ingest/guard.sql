@@ -29,11 +29,13 @@ BEGIN
       SELECT count(*), '{}'::jsonb INTO scope_rows, filled
         FROM core.parcels p WHERE p.county_id = p_county_id AND p.geom IS NOT NULL;
     WHEN 'delinquencies' THEN
+      -- the years first, so the count is a range scan per year whatever the statistics say (a first load's county
+      -- looks empty to the planner, which would otherwise read the stage once per record)
       SELECT count(*), '{}'::jsonb INTO scope_rows, filled
         FROM core.tax_delinquencies d
        WHERE d.county_id = p_county_id
-         AND d.tax_year IN (SELECT s.tax_year FROM ingest.delinquency_stage s
-                             WHERE s.load_id = p_load_id AND s.county_id = p_county_id);
+         AND d.tax_year = ANY (ARRAY(SELECT DISTINCT s.tax_year FROM ingest.delinquency_stage s
+                                      WHERE s.load_id = p_load_id AND s.county_id = p_county_id));
     ELSE
       RAISE EXCEPTION 'ingest.county_scope: % loads replace nothing', p_kind USING ERRCODE = '22023';
   END CASE;

@@ -181,7 +181,7 @@ BEGIN
             FROM core.parcels q
             LEFT JOIN c ON c.parcel_id = q.parcel_id AND c.roll_year = q.roll_year
            WHERE q.county_id = p_county_id) x
-   WHERE p.id = x.id
+   WHERE p.county_id = p_county_id AND p.id = x.id  -- the county's rows only: no scan of the whole state
      AND (p.owner_changed_year, p.just_value_change_pct) IS DISTINCT FROM (x.owner_changed_year, x.change_pct);
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
