@@ -5,7 +5,8 @@
 // deadlock (two merges touching the same vocabulary words) is retried once. Stops at the first failing import (the
 // other lane finishes its current county) and prints a total at the end.
 // Into an empty database it is a bulk first load: the big tables' secondary indexes are dropped first and built once
-// at the end (also when an import fails), see src/importers/deferred-indexes.ts.
+// at the end (also when an import fails), see src/importers/deferred-indexes.ts, and so is the precomputed
+// autocomplete.
 //   node --import tsx scripts/load-state.ts --out .local/state [--counties miami-dade,broward] [--jobs 2]
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -118,6 +119,11 @@ export async function loadState(
     }
   } finally {
     deferredIndexes = Math.max(deferredIndexes, await restoreIndexes(sql, log));
+    // the precomputed autocomplete waits for the indexes too (core.parcel_typeahead_maintain), then is built once
+    const t0 = performance.now();
+    const [typeahead] = await sql<{ built: boolean }[]>`SELECT search.typeahead_build_missing() AS built`;
+    if (typeahead?.built)
+      log(`built the precomputed autocomplete in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     await sql.end();
   }
   const result = { ...totals, deferredIndexes, seconds: (performance.now() - started) / 1000 };

@@ -1,7 +1,7 @@
 // `make load-data` (scripts/load-state.ts) on a small generated state: into an empty database it is a bulk first
 // load (secondary indexes dropped first, built once at the end with identical definitions, parcels rewritten in
-// spatial order), also when an import fails half way; into a database that has parcels it keeps the indexes; `make
-// db` builds what a killed load left listed.
+// spatial order) and the precomputed autocomplete built once after them, also when an import fails half way; into a
+// database that has parcels it keeps the indexes; `make db` builds what a killed load left listed.
 import t from 'tap';
 import { mkdtempSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +31,29 @@ const indexes = async () =>
        WHERE indrelid = ANY (${[...BULK_TABLES]}::regclass[]) ORDER BY 1`
   ).map((r) => r.def);
 const pending = async () => (await sql`SELECT index_name FROM ingest.deferred_indexes`).length;
+/** The precomputed autocomplete (both tables) as one digest and a row count. */
+const TYPEAHEAD = `
+  SELECT md5(coalesce(string_agg(x, '|' ORDER BY x), '')) AS digest, count(*)::int AS rows
+    FROM (SELECT format('%s %s %s %s %s %s', word, county_id, ids, ranks, scores, by_address) AS x
+            FROM core.typeahead_prefixes
+          UNION ALL
+          SELECT format('%s %s %s', word, terms, qualities) FROM core.typeahead_readings) t`;
+type Typeahead = { digest: string; rows: number };
+const typeahead = async () => ((await sql.unsafe(TYPEAHEAD)) as unknown as Typeahead[])[0]!;
+/** The same computed from scratch, in a transaction rolled back. */
+const rebuilt = async () => {
+  let result: Typeahead | undefined;
+  await sql
+    .begin(async (tx) => {
+      await tx`SELECT search.typeahead_rebuild()`;
+      result = ((await tx.unsafe(TYPEAHEAD)) as unknown as Typeahead[])[0];
+      throw new Error('rolled back');
+    })
+    .catch((err: Error) => {
+      if (err.message !== 'rolled back') throw err;
+    });
+  return result;
+};
 
 const all = await indexes();
 const [{ secondary }] = await sql<[{ secondary: number }]>`
@@ -87,6 +110,13 @@ t.test('into an empty database: indexes deferred, then built once with the same 
     /parcels_search_terms_idx/,
     'the rebuilt GIN index serves searches',
   );
+  t.ok(
+    lines.some((l) => /^built the precomputed autocomplete in/.test(l)),
+    'the autocomplete built once, after the indexes',
+  );
+  const built = await typeahead();
+  t.ok(built.rows > 100, `the precomputed autocomplete is filled (${built.rows} rows)`);
+  t.same(built, await rebuilt(), 'and equals the tables computed from scratch');
 });
 
 t.test('into a database that has parcels: nothing deferred', async (t) => {
@@ -112,7 +142,18 @@ t.test('a killed bulk load: `make db` (setupDatabase) builds what is still liste
   t.equal(n, secondary);
   t.equal(await pending(), secondary, 'definitions kept while the indexes are gone');
   t.ok((await indexes()).length < all.length);
+  const before = await typeahead();
+  await sql`UPDATE core.parcels SET owner_name = 'QZX ' || owner_name WHERE id = (SELECT min(id) FROM core.parcels)`;
+  t.same(await typeahead(), before, 'while indexes are deferred, the autocomplete is left alone');
+  // a killed first load started from an empty roll, so it left the autocomplete empty
+  await sql`DELETE FROM core.typeahead_prefixes`;
+  await sql`DELETE FROM core.typeahead_readings`;
   await setupDatabase({ url: db.ownerUrl });
   t.same(await indexes(), all);
   t.equal(await pending(), 0);
+  const built = await typeahead();
+  t.ok(built.rows > 100, 'the autocomplete built with them');
+  t.same(built, await rebuilt(), 'from the parcels as they are (the re-worded owner included)');
+  const [qzx] = await sql<[{ n: number }]>`SELECT count(*)::int AS n FROM core.typeahead_prefixes WHERE word = 'QZX'`;
+  t.ok(qzx.n > 0, 'QZX, a word written while deferred, is suggested');
 });
