@@ -1,15 +1,18 @@
 -- Matching (docs/saved-searches.md#matching), in two steps of the import's transaction:
---  1. capture: during a merge, statement-level triggers on core.tax_delinquencies and core.parcels note the ids the
---     statement inserted or changed and, the first time a record changes in the import, its version from before
---     (the statement's transition tables, the rows the webhook capture turns into events), in temporary tables that
---     go with the transaction. Only when some entitled search of the resource can match in the merged county.
---  2. match (saved.match_load, from saved.deliver_load after the merges): the changed records' prefilter keys
---     (county, tax year, status, amount) go into a small indexed table; every entitled search is joined to it by an
---     index range scan per county it names (searches.county_ids, tax_year, status, amount_min/max), so a record is
---     never tested against a search that cannot match it. Searches whose filter is more than those columns
---     (searches.exact false) then have their pairs checked with the predicate their endpoint's builder writes. The
---     same over the versions from before; the pairs in the result now and not before are recorded once
---     (saved.matches is unique on them). Outside a merge nothing is captured.
+--  1. capture: during a merge, statement-level triggers on core.tax_delinquencies and core.parcels note, from the
+--     statement's transition tables (the rows the webhook capture turns into events), the prefilter keys (county,
+--     tax year, status, amount) of each record it inserted or changed, as it is now and, the first time a record
+--     changes in the import, as it was before; and that version whole where a search's filter is more than those
+--     keys. In temporary tables that go with the transaction; only when some entitled search of the resource can
+--     match in the merged county.
+--  2. match (saved.match_load, from saved.deliver_load after the merges): the keys table is indexed on (county,
+--     amount); every entitled search is joined to it by an index range scan per county it names (searches.county_ids,
+--     tax_year, status, amount_min/max), so a record is never tested against a search that cannot match it, and the
+--     keys from before leave out a record that was in the result already. Searches whose filter is more than those
+--     columns (searches.exact false) then have their pairs checked with the predicate their endpoint's builder
+--     writes, now and before. The pairs never recorded before are recorded: one saved.match_records row per record
+--     with the searches it entered, and one saved.search_matches row per search with its match ids
+--     (sql/saved/storage.sql reads them). Outside a merge nothing is captured.
 
 -- A search's predicate, or false when its builder now refuses its arguments: an import never fails for a search.
 CREATE OR REPLACE FUNCTION saved.predicate(p_resource text, p_args jsonb) RETURNS text
@@ -36,8 +39,10 @@ COMMENT ON FUNCTION saved.entitled_searches(text) IS
   'The saved searches of a resource that matching considers: their client is active on a plan with saved searches.';
 
 -- Step 1's guard: true during a merge when an entitled search of the resource names the merged county or none; it
--- then makes the transaction's capture tables (pg_temp.saved_new_<resource>: the ids changed; saved_old_<resource>:
--- the versions from before, columns as the table's).
+-- then makes the transaction's capture tables: pg_temp.saved_keys_<resource>, each changed record's prefilter keys
+-- (county, tax year, status, amount: saved.match_resource) now and, when it existed before the import, then; and
+-- pg_temp.saved_old_<resource>, versions from before the import, whole (columns as the table's), for the searches
+-- whose filter is more than those keys (saved.whole_rows).
 CREATE OR REPLACE FUNCTION saved.capturing(p_resource text) RETURNS boolean
   LANGUAGE plpgsql VOLATILE
 AS $$
@@ -50,8 +55,10 @@ BEGIN
         WHERE s.county_ids IS NULL OR s.county_ids OPERATOR(pg_catalog.@>) ARRAY[v_county]) THEN
     RETURN false;
   END IF;
-  IF to_regclass('pg_temp.saved_new_' || p_resource) IS NULL THEN
-    EXECUTE format('CREATE TEMP TABLE %I (id bigint PRIMARY KEY) ON COMMIT DROP', 'saved_new_' || p_resource);
+  IF to_regclass('pg_temp.saved_keys_' || p_resource) IS NULL THEN
+    EXECUTE format('CREATE TEMP TABLE %I (id bigint PRIMARY KEY, county_id smallint, tax_year integer, status text, '
+                   'amount numeric, existed boolean, old_tax_year integer, old_status text, old_amount numeric) '
+                   'ON COMMIT DROP', 'saved_keys_' || p_resource);
     EXECUTE format('CREATE TEMP TABLE %I (LIKE %s, PRIMARY KEY (id)) ON COMMIT DROP', 'saved_old_' || p_resource, v_table);
   END IF;
   RETURN true;
@@ -60,6 +67,22 @@ COMMENT ON FUNCTION saved.capturing(text) IS
   'Helper of the saved.capture_* triggers: whether this merge statement''s rows must be noted for matching (and the '
   'transaction''s capture tables made).';
 
+-- Whether the merged county's old versions must be kept whole: some entitled search of the resource that names it
+-- or none has a filter beyond the prefilter keys (searches.exact false), checked on the version from before.
+CREATE OR REPLACE FUNCTION saved.whole_rows(p_resource text) RETURNS boolean
+  LANGUAGE sql STABLE
+AS $$
+  SELECT EXISTS (
+    SELECT 1 FROM saved.entitled_searches(p_resource) s
+     WHERE NOT s.exact
+       AND (s.county_ids IS NULL OR s.county_ids OPERATOR(pg_catalog.@>) ARRAY[(webhooks.current_merge()).county_id]))
+$$;
+COMMENT ON FUNCTION saved.whole_rows(text) IS
+  'Helper of the saved.capture_* triggers: whether the merged county''s versions from before the import are kept '
+  'whole (a search there has a filter beyond the prefilter keys).';
+
+-- The triggers note, per statement: the whole old versions first (records not noted yet: their version from before
+-- the import), then the keys (a record's first old keys stay; its keys now are the statement's).
 CREATE OR REPLACE FUNCTION saved.capture_delinquencies() RETURNS trigger
   LANGUAGE plpgsql
 AS $$
@@ -67,16 +90,26 @@ BEGIN
   -- an INSERT ... ON CONFLICT that only updated fires the insert trigger with no rows
   IF NOT EXISTS (SELECT 1 FROM new_rows) OR NOT saved.capturing('tax_delinquencies') THEN RETURN NULL; END IF;
   IF TG_OP = 'UPDATE' THEN
-    INSERT INTO pg_temp.saved_old_tax_delinquencies
-    SELECT o.* FROM old_rows o WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_tax_delinquencies n WHERE n.id = o.id);
+    IF saved.whole_rows('tax_delinquencies') THEN
+      INSERT INTO pg_temp.saved_old_tax_delinquencies
+      SELECT o.* FROM old_rows o
+       WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_keys_tax_delinquencies k WHERE k.id = o.id);
+    END IF;
+    INSERT INTO pg_temp.saved_keys_tax_delinquencies AS k
+    SELECT n.id, n.county_id, n.tax_year, n.status, coalesce(n.total_due, 'NaN'),
+           true, o.tax_year, o.status, coalesce(o.total_due, 'NaN')
+      FROM new_rows n JOIN old_rows o ON o.id = n.id
+    ON CONFLICT (id) DO UPDATE SET tax_year = excluded.tax_year, status = excluded.status, amount = excluded.amount;
+  ELSE
+    INSERT INTO pg_temp.saved_keys_tax_delinquencies AS k
+    SELECT n.id, n.county_id, n.tax_year, n.status, coalesce(n.total_due, 'NaN'), false FROM new_rows n
+    ON CONFLICT (id) DO UPDATE SET tax_year = excluded.tax_year, status = excluded.status, amount = excluded.amount;
   END IF;
-  INSERT INTO pg_temp.saved_new_tax_delinquencies
-  SELECT n.id FROM new_rows n WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_tax_delinquencies x WHERE x.id = n.id);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION saved.capture_delinquencies() IS
   'Trigger function (statement level) on core.tax_delinquencies: during an import merge, notes the inserted or '
-  'changed records (and their versions from before the import) for saved.match_load.';
+  'changed records'' keys (and their versions from before the import) for saved.match_load.';
 
 CREATE OR REPLACE FUNCTION saved.capture_parcels() RETURNS trigger
   LANGUAGE plpgsql
@@ -84,19 +117,29 @@ AS $$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM new_rows) OR NOT saved.capturing('parcels') THEN RETURN NULL; END IF;
   IF TG_OP = 'UPDATE' THEN
-    INSERT INTO pg_temp.saved_old_parcels
-    SELECT o.* FROM old_rows o WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_parcels n WHERE n.id = o.id);
+    IF saved.whole_rows('parcels') THEN
+      INSERT INTO pg_temp.saved_old_parcels
+      SELECT o.* FROM old_rows o WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_keys_parcels k WHERE k.id = o.id);
+    END IF;
+    INSERT INTO pg_temp.saved_keys_parcels AS k
+    SELECT n.id, n.county_id, NULL, NULL, coalesce(n.just_value::numeric, 'NaN'),
+           true, NULL, NULL, coalesce(o.just_value::numeric, 'NaN')
+      FROM new_rows n JOIN old_rows o ON o.id = n.id
+    ON CONFLICT (id) DO UPDATE SET amount = excluded.amount;
+  ELSE
+    INSERT INTO pg_temp.saved_keys_parcels AS k
+    SELECT n.id, n.county_id, NULL, NULL, coalesce(n.just_value::numeric, 'NaN'), false FROM new_rows n
+    ON CONFLICT (id) DO UPDATE SET amount = excluded.amount;
   END IF;
-  INSERT INTO pg_temp.saved_new_parcels
-  SELECT n.id FROM new_rows n WHERE NOT EXISTS (SELECT 1 FROM pg_temp.saved_new_parcels x WHERE x.id = n.id);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION saved.capture_parcels() IS
-  'Trigger function (statement level) on core.parcels: during an import merge, notes the inserted or changed parcels '
-  '(and their versions from before the import) for saved.match_load.';
+  'Trigger function (statement level) on core.parcels: during an import merge, notes the inserted or changed parcels'' '
+  'keys (and their versions from before the import) for saved.match_load.';
 
--- Step 2 for one resource: records the load's new matches; returns how many. The pairs are found in
--- pg_temp.saved_pairs (now: of the record's version after the import, else of the one from before).
+-- Step 2 for one resource: records the load's new matches; returns how many. The candidate pairs go into
+-- pg_temp.saved_pairs: the record is in the search's result now and, by the prefilter, was not before the import
+-- (was_in: it was by the prefilter, for a search whose filter is more than that, checked whole below).
 CREATE OR REPLACE FUNCTION saved.match_resource(p_load_id bigint, p_resource text) RETURNS integer
   LANGUAGE plpgsql VOLATILE
 AS $$
@@ -104,86 +147,98 @@ DECLARE
   parcels constant boolean := p_resource = 'parcels';
   v_table constant text := CASE WHEN parcels THEN 'core.parcels' ELSE 'core.tax_delinquencies' END;
   v_alias constant text := CASE WHEN parcels THEN 'p' ELSE 'd' END;  -- the alias the builders' predicates use
-  -- tax year, status and amount (a NULL amount is NaN, above every number: only a search with neither bound takes it)
-  v_keys constant text := CASE WHEN parcels THEN 'NULL::integer, NULL::text, coalesce(x.just_value::numeric, ''NaN'')'
-                               ELSE 'x.tax_year::integer, x.status, coalesce(x.total_due, ''NaN'')' END;
-  v_hit constant text := CASE WHEN parcels THEN 'webhooks.parcel_hit(p, c.slug, c.name)'
-                              ELSE 'webhooks.delinquency_json(webhooks.delinquency_snapshot_of(d), c.slug)' END;
-  v_new constant text := 'saved_new_' || p_resource;
+  -- the record as it is kept: a delinquency as a typed row, a parcel as its JSON (saved.match_records)
+  v_record constant text := CASE WHEN parcels
+    THEN 'NULL, webhooks.parcel_hit(p, c.slug, c.name)'
+    ELSE 'webhooks.delinquency_snapshot_of(d), NULL' END;
+  -- the keys the triggers noted: tax year, status and amount (a NULL amount is NaN, above every number: only a
+  -- search with neither bound takes it), now and before
+  v_keys constant text := 'saved_keys_' || p_resource;
   v_old constant text := 'saved_old_' || p_resource;
   v_counties smallint[];
   v_matches integer;
   v_search record;
 BEGIN
-  IF to_regclass('pg_temp.' || v_new) IS NULL THEN RETURN 0; END IF;
-  -- the prefilter keys of both versions
-  EXECUTE format($q$
-    CREATE TEMP TABLE saved_keys (now, id, county_id, tax_year, status, amount) ON COMMIT DROP AS
-    SELECT true, x.id, x.county_id, %1$s FROM %2$s x WHERE x.id IN (SELECT n.id FROM pg_temp.%3$I n)
-    UNION ALL
-    SELECT false, x.id, x.county_id, %1$s FROM pg_temp.%4$I x $q$,
-    v_keys, v_table, v_new, v_old);
-  CREATE INDEX ON pg_temp.saved_keys (county_id, amount);
-  ANALYZE pg_temp.saved_keys;
-  v_counties := ARRAY(SELECT DISTINCT k.county_id FROM pg_temp.saved_keys k);
+  IF to_regclass('pg_temp.' || v_keys) IS NULL THEN RETURN 0; END IF;
+  EXECUTE format('CREATE INDEX ON pg_temp.%I (county_id, amount); ANALYZE pg_temp.%1$I', v_keys);
+  EXECUTE format('SELECT ARRAY(SELECT DISTINCT k.county_id FROM pg_temp.%I k)', v_keys) INTO v_counties;
 
-  -- each search probes the keys of each county it names (or every county of the load) over its amount range
+  -- each search probes the keys of each county it names (or every county of the load) over its amount range; the
+  -- record's keys from before (same county) say whether it was in the search's result by the prefilter
   SET LOCAL enable_hashjoin = off;
   SET LOCAL enable_mergejoin = off;
-  CREATE TEMP TABLE saved_pairs ON COMMIT DROP AS
-  WITH probes AS MATERIALIZED (
-    SELECT s.id, s.exact, s.tax_year, s.status, c.county_id, coalesce(s.amount_min, '-Infinity') AS low,
-           coalesce(s.amount_max, CASE WHEN s.amount_min IS NULL THEN 'NaN' ELSE 'Infinity' END::numeric) AS high
-      FROM saved.entitled_searches(p_resource) s
-     CROSS JOIN LATERAL unnest(coalesce(s.county_ids, v_counties)) AS c(county_id)
-     WHERE c.county_id = ANY (v_counties))
-  SELECT k.now, x.id AS search_id, k.id AS record_id, x.exact
-    FROM probes x
-    JOIN pg_temp.saved_keys k ON k.county_id = x.county_id AND k.amount BETWEEN x.low AND x.high
-   WHERE (x.tax_year IS NULL OR k.tax_year = x.tax_year) AND (x.status IS NULL OR k.status = x.status);
+  EXECUTE format($q$
+    CREATE TEMP TABLE saved_pairs ON COMMIT DROP AS
+    WITH probes AS MATERIALIZED (
+      SELECT s.id, s.exact, s.tax_year, s.status, c.county_id, coalesce(s.amount_min, '-Infinity') AS low,
+             coalesce(s.amount_max, CASE WHEN s.amount_min IS NULL THEN 'NaN' ELSE 'Infinity' END::numeric) AS high
+        FROM saved.entitled_searches($1) s
+       CROSS JOIN LATERAL unnest(coalesce(s.county_ids, $2)) AS c(county_id)
+       WHERE c.county_id = ANY ($2))
+    SELECT y.search_id, y.record_id, y.existed, y.exact, y.was_in
+      FROM (SELECT x.id AS search_id, k.id AS record_id, k.existed, x.exact,
+                   coalesce(k.existed AND k.old_amount BETWEEN x.low AND x.high
+                            AND (x.tax_year IS NULL OR k.old_tax_year = x.tax_year)
+                            AND (x.status IS NULL OR k.old_status = x.status), false) AS was_in
+              FROM probes x
+              JOIN pg_temp.%1$I k ON k.county_id = x.county_id AND k.amount BETWEEN x.low AND x.high
+             WHERE (x.tax_year IS NULL OR k.tax_year = x.tax_year) AND (x.status IS NULL OR k.status = x.status)) y
+     WHERE NOT (y.exact AND y.was_in) $q$, v_keys) USING p_resource, v_counties;
   RESET enable_hashjoin;
   RESET enable_mergejoin;
 
-  -- the rest of the filter, where the prefilter is not all of it: the endpoint's own predicate on each pair
+  -- the rest of the filter, where the prefilter is not all of it: the endpoint's own predicate on the record now
+  -- and, where the prefilter says it was in before, on its version from before (one missing, because the search
+  -- was saved during the import, counts as in: no match rather than a repeated one)
   FOR v_search IN SELECT x.id, saved.predicate(x.resource, x.args) AS predicate FROM saved.searches x
             WHERE x.id IN (SELECT q.search_id FROM pg_temp.saved_pairs q WHERE NOT q.exact) LOOP
     EXECUTE format($q$
       DELETE FROM pg_temp.saved_pairs q
        WHERE q.search_id = $1
-         AND NOT CASE WHEN q.now THEN EXISTS (SELECT 1 FROM %1$s %3$s WHERE %3$s.id = q.record_id AND (%4$s))
-                      ELSE EXISTS (SELECT 1 FROM pg_temp.%2$I %3$s WHERE %3$s.id = q.record_id AND (%4$s)) END $q$,
+         AND (NOT EXISTS (SELECT 1 FROM %1$s %3$s WHERE %3$s.id = q.record_id AND (%4$s))
+              OR q.was_in AND NOT EXISTS (SELECT 1 FROM pg_temp.%2$I %3$s
+                                           WHERE %3$s.id = q.record_id AND NOT coalesce((%4$s), false))) $q$,
       v_table, v_old, v_alias, v_search.predicate) USING v_search.id;
   END LOOP;
 
   -- Ids in commit order (see saved.deliver_load): the lock is held to the end of the import's transaction. It also
-  -- makes the pairs recorded before (read after taking it) final, so they are left out by a plain anti-join rather
-  -- than by ON CONFLICT, which costs a speculative insertion a row; the unique index stays as the guarantee. And it
+  -- makes the matches recorded before (read after taking it) final, so they are left out by a plain EXCEPT. And it
   -- orders the import with a search's deletion (saved.delete_matches): only searches that still exist get matches.
+  -- One row per record with the searches it entered (its record once), then one row per search with its match ids.
   PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
   EXECUTE format($q$
     WITH pairs AS MATERIALIZED (
-      SELECT y.search_id, y.record_id
-        FROM (SELECT q.search_id, q.record_id FROM pg_temp.saved_pairs q WHERE q.now
-              EXCEPT
-              SELECT q.search_id, q.record_id FROM pg_temp.saved_pairs q WHERE NOT q.now) y
-       WHERE NOT EXISTS (SELECT 1 FROM saved.matches m WHERE m.search_id = y.search_id AND m.record_id = y.record_id)
-         AND EXISTS (SELECT 1 FROM saved.searches s WHERE s.id = y.search_id)),
-    hits AS MATERIALIZED (  -- each record's JSON once, however many searches it entered
-      SELECT %2$s.id, %2$s.county_id, %3$s AS hit
-        FROM %1$s %2$s JOIN core.counties c ON c.id = %2$s.county_id
-       WHERE %2$s.id IN (SELECT x.record_id FROM pairs x))
-    INSERT INTO saved.matches (search_id, record_id, load_id, county_id, hit)
-    SELECT x.search_id, h.id, $1, h.county_id, h.hit
-      FROM pairs x JOIN hits h ON h.id = x.record_id
-     ORDER BY x.search_id, h.id $q$, v_table, v_alias, v_hit) USING p_load_id;
-  GET DIAGNOSTICS v_matches = ROW_COUNT;
-  DROP TABLE pg_temp.saved_keys, pg_temp.saved_pairs;
-  EXECUTE format('TRUNCATE pg_temp.%I, pg_temp.%I', v_new, v_old);
+      SELECT q.record_id, q.search_id FROM pg_temp.saved_pairs q
+      EXCEPT  -- recorded by an earlier import (only a record that existed before it can have been)
+      SELECT r.record_id, u.search_id
+        FROM saved.match_records r CROSS JOIN LATERAL unnest(r.search_ids) AS u(search_id)
+       WHERE r.record_id IN (SELECT q.record_id FROM pg_temp.saved_pairs q WHERE q.existed) AND r.resource = $2),
+    fresh AS (
+      SELECT y.record_id, array_agg(y.search_id) AS search_ids
+        FROM pairs y
+       WHERE y.search_id IN (SELECT s.id FROM saved.searches s)
+       GROUP BY y.record_id),
+    records AS (
+      INSERT INTO saved.match_records (resource, record_id, load_id, county_id, search_ids, delinquency, hit)
+      SELECT $2, %2$s.id, $1, %2$s.county_id, f.search_ids, %3$s
+        FROM fresh f JOIN %1$s %2$s ON %2$s.id = f.record_id JOIN core.counties c ON c.id = %2$s.county_id
+       ORDER BY %2$s.id
+      RETURNING id, search_ids),
+    segments AS (
+      INSERT INTO saved.search_matches (search_id, last_id, load_id, match_ids)
+      SELECT u.search_id, max(r.id), $1, array_agg(r.id ORDER BY r.id)
+        FROM records r CROSS JOIN LATERAL unnest(r.search_ids) AS u(search_id)
+       GROUP BY u.search_id
+      RETURNING cardinality(match_ids) AS n)
+    SELECT coalesce(sum(n), 0)::integer FROM segments $q$, v_table, v_alias, v_record)
+    INTO v_matches USING p_load_id, p_resource;
+  DROP TABLE pg_temp.saved_pairs;
+  EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', v_keys, v_old);
   RETURN v_matches;
 END $$;
 COMMENT ON FUNCTION saved.match_resource(bigint, text) IS
   'Helper of saved.match_load: the new matches of one resource''s saved searches among the records the import''s '
-  'merges noted (pg_temp.saved_new_<resource>, saved_old_<resource>).';
+  'merges noted (pg_temp.saved_keys_<resource>, saved_old_<resource>).';
 
 CREATE OR REPLACE FUNCTION saved.match_load(p_load_id bigint) RETURNS integer
   LANGUAGE sql VOLATILE
@@ -203,17 +258,16 @@ DECLARE
   v_events integer;
 BEGIN
   PERFORM saved.match_load(p_load_id);
-  INSERT INTO webhooks.events (type, county_id, load_id, data, endpoint_ids)
+  -- the events hold their search and match ids; their records are written when they are sent (webhooks.event_data)
+  INSERT INTO webhooks.events (type, county_id, load_id, data, endpoint_ids, match_ids)
   SELECT 'saved_search.matched', NULL, p_load_id,
-         json_build_object('saved_search_id', saved.public_id(s.id), 'name', s.name, 'resource', s.resource,
-                           'matches', json_agg(json_build_object('cursor', m.id::text, 'record', m.hit) ORDER BY m.id)),
-         s.webhook_endpoint_ids
-    FROM (SELECT x.*, (row_number() OVER (PARTITION BY x.search_id ORDER BY x.id) - 1) / 100 AS part
-            FROM saved.matches x WHERE x.load_id = p_load_id) m
+         json_build_object('saved_search_id', saved.public_id(s.id), 'name', s.name, 'resource', s.resource),
+         s.webhook_endpoint_ids, m.match_ids[p.part * 100 + 1 : p.part * 100 + 100]
+    FROM saved.search_matches m
     JOIN saved.searches s ON s.id = m.search_id
-   WHERE cardinality(s.webhook_endpoint_ids) > 0
-   GROUP BY s.id, m.part
-   ORDER BY min(m.id);
+   CROSS JOIN LATERAL generate_series(0, (cardinality(m.match_ids) - 1) / 100) AS p(part)
+   WHERE m.load_id = p_load_id AND cardinality(s.webhook_endpoint_ids) > 0
+   ORDER BY m.match_ids[p.part * 100 + 1];
   GET DIAGNOSTICS v_events = ROW_COUNT;
   IF v_events > 0 THEN
     INSERT INTO webhooks.outbox (load_id) VALUES (p_load_id) ON CONFLICT DO NOTHING;

@@ -15,7 +15,7 @@ AS $$
      WHERE s.email IS NOT NULL AND c.status = 'active' AND p.webhooks <> 'no'
        AND (s.digest_sent_at IS NULL
             OR s.digest_sent_at <= p_now - CASE s.email WHEN 'daily' THEN interval '1 day' ELSE interval '7 days' END)
-       AND EXISTS (SELECT 1 FROM saved.matches m WHERE m.search_id = s.id AND m.id > s.digested_match_id)
+       AND EXISTS (SELECT 1 FROM saved.search_matches m WHERE m.search_id = s.id AND m.last_id > s.digested_match_id)
      ORDER BY s.digest_sent_at NULLS FIRST, s.id
      LIMIT 1
        FOR UPDATE OF s SKIP LOCKED)
@@ -23,12 +23,12 @@ AS $$
          n.match_count, n.through_match_id, f.first_matches
     FROM due d
     JOIN accounts.clients c ON c.id = d.client_id
-   CROSS JOIN LATERAL (SELECT count(*)::int AS match_count, max(m.id) AS through_match_id
-                         FROM saved.matches m WHERE m.search_id = d.id AND m.id > d.digested_match_id) n
-   CROSS JOIN LATERAL (SELECT json_agg(x.hit ORDER BY x.id) AS first_matches
-                         FROM (SELECT m.id, m.hit FROM saved.matches m
-                                WHERE m.search_id = d.id AND m.id > d.digested_match_id
-                                ORDER BY m.id LIMIT 20) x) f
+   CROSS JOIN LATERAL (SELECT count(*)::int AS match_count, max(u.id) AS through_match_id
+                         FROM saved.search_matches m CROSS JOIN LATERAL unnest(m.match_ids) AS u(id)
+                        WHERE m.search_id = d.id AND m.last_id > d.digested_match_id AND u.id > d.digested_match_id) n
+   CROSS JOIN LATERAL (SELECT json_agg(saved.match_hit(r) ORDER BY r.id) AS first_matches
+                         FROM saved.match_ids_after(d.id, d.digested_match_id, 20) x
+                         JOIN saved.match_records r ON r.id = x.id) f
 $$;
 COMMENT ON FUNCTION saved.claim_digest(timestamptz) IS
   'The digest sender: locks one saved search whose digest is due at p_now and has matches since the last one, and '

@@ -21,8 +21,8 @@ AS $$
     'deliver', json_build_object(
       'webhook_endpoints', ARRAY(SELECT webhooks.endpoint_public_id(e) FROM unnest(s.webhook_endpoint_ids) e ORDER BY 1),
       'email', s.email),
-    'match_count', (SELECT count(*) FROM saved.matches m WHERE m.search_id = s.id),
-    'last_matched_at', (SELECT webhooks.iso_ms(max(m.matched_at)) FROM saved.matches m WHERE m.search_id = s.id),
+    'match_count', (SELECT coalesce(sum(cardinality(m.match_ids)), 0) FROM saved.search_matches m WHERE m.search_id = s.id),
+    'last_matched_at', (SELECT webhooks.iso_ms(max(m.matched_at)) FROM saved.search_matches m WHERE m.search_id = s.id),
     'created_at', webhooks.iso_ms(s.created_at), 'updated_at', webhooks.iso_ms(s.updated_at))
 $$;
 COMMENT ON FUNCTION saved.search_json(saved.searches) IS 'A saved search as the API shows it.';
@@ -125,22 +125,31 @@ $$;
 COMMENT ON FUNCTION saved.delete_search(uuid, uuid) IS
   'DELETE /v1/saved-searches/{id}: deletes the search and its matches; false when the client has no such search.';
 
--- A search's matches go with it (saved.matches has no foreign key: an import writes many rows). The lock is the one
--- an import holds from writing its matches to its commit: a search deleted before it takes the lock gets no matches
--- from the import, and one deleted after waits for its commit and then deletes what it wrote.
+-- A search's matches go with it (the match tables have no foreign key: an import writes many rows): its
+-- saved.search_matches rows, and its id in the search_ids of its match records (a record no search is left in goes).
+-- The lock is the one an import holds from writing its matches to its commit: a search deleted before it takes the
+-- lock gets no matches from the import, and one deleted after waits for its commit and then deletes what it wrote.
 CREATE OR REPLACE FUNCTION saved.delete_matches() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
-  DELETE FROM saved.matches m WHERE m.search_id IN (SELECT o.id FROM old_rows o);
+  WITH segments AS (
+    DELETE FROM saved.search_matches m WHERE m.search_id IN (SELECT o.id FROM old_rows o) RETURNING m.match_ids),
+  ids AS (SELECT u.id FROM segments s CROSS JOIN LATERAL unnest(s.match_ids) AS u(id)),
+  gone AS (  -- records of deleted searches only
+    DELETE FROM saved.match_records r
+     WHERE r.id IN (SELECT ids.id FROM ids) AND r.search_ids <@ ARRAY(SELECT o.id FROM old_rows o))
+  UPDATE saved.match_records r
+     SET search_ids = ARRAY(SELECT x FROM unnest(r.search_ids) x WHERE x NOT IN (SELECT o.id FROM old_rows o))
+   WHERE r.id IN (SELECT ids.id FROM ids) AND NOT r.search_ids <@ ARRAY(SELECT o.id FROM old_rows o);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION saved.delete_matches() IS
   'Trigger function (statement level, after DELETE on saved.searches): deletes the deleted searches'' matches.';
 
 -- One page of a search's matches after the cursor (a match id), in order: ids are handed out in commit order
--- (saved.match_rows), so a page never skips a match committed after an earlier page was read.
+-- (saved.match_resource), so a page never skips a match committed after an earlier page was read.
 CREATE OR REPLACE FUNCTION saved.list_matches(p_client_id uuid, p_id uuid, p_since bigint, p_limit integer)
 RETURNS TABLE (cursor text, matched_at text, record json)
   LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp
@@ -149,11 +158,12 @@ BEGIN
   IF p_limit NOT BETWEEN 1 AND 500 THEN PERFORM core.bad_input('limit: must be between 1 and 500'); END IF;
   IF p_since < 0 THEN PERFORM core.bad_input('since: must be a cursor from an earlier page (a whole number >= 0)'); END IF;
   RETURN QUERY
-  SELECT m.id::text, webhooks.iso_ms(m.matched_at), m.hit
-    FROM saved.matches m JOIN saved.searches s ON s.id = m.search_id
-   WHERE m.search_id = p_id AND s.client_id = p_client_id AND m.id > coalesce(p_since, 0)
-   ORDER BY m.id
-   LIMIT p_limit;
+  SELECT r.id::text, webhooks.iso_ms(r.matched_at), saved.match_hit(r)
+    FROM saved.searches s
+   CROSS JOIN LATERAL saved.match_ids_after(s.id, coalesce(p_since, 0), p_limit) m
+    JOIN saved.match_records r ON r.id = m.id
+   WHERE s.id = p_id AND s.client_id = p_client_id
+   ORDER BY r.id;
 END $$;
 COMMENT ON FUNCTION saved.list_matches(uuid, uuid, bigint, integer) IS
   'GET /v1/saved-searches/{id}/matches: up to p_limit matches with an id (cursor) above p_since, oldest first. '
@@ -164,11 +174,16 @@ CREATE OR REPLACE FUNCTION saved.recent_matches(p_client_id uuid, p_per_search i
 RETURNS TABLE (search_id text, cursor text, matched_at text, record json)
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
-  SELECT saved.public_id(s.id), m.id::text, webhooks.iso_ms(m.matched_at), m.hit
+  SELECT saved.public_id(s.id), r.id::text, webhooks.iso_ms(r.matched_at), saved.match_hit(r)
     FROM saved.searches s
-   CROSS JOIN LATERAL (SELECT * FROM saved.matches x WHERE x.search_id = s.id ORDER BY x.id DESC LIMIT p_per_search) m
+   CROSS JOIN LATERAL (SELECT u.id
+                         FROM saved.search_matches x CROSS JOIN LATERAL unnest(x.match_ids) AS u(id)
+                        WHERE x.search_id = s.id
+                        ORDER BY x.last_id DESC, u.id DESC
+                        LIMIT p_per_search) m
+    JOIN saved.match_records r ON r.id = m.id
    WHERE s.client_id = p_client_id
-   ORDER BY s.created_at, s.id, m.id DESC
+   ORDER BY s.created_at, s.id, r.id DESC
 $$;
 COMMENT ON FUNCTION saved.recent_matches(uuid, integer) IS
   'The account site: up to p_per_search latest matches of each of the client''s saved searches, newest first.';

@@ -124,14 +124,17 @@ $$;
 COMMENT ON FUNCTION webhooks.delinquency_json(webhooks.delinquency_snapshot, text) IS
   'DelinquencyHit (as GET /v1/tax-delinquencies/search returns it) of a kept record, as JSON.';
 
--- The data an event is sent with: its JSON, or for a delinquency event the DelinquencyHit of the record it kept.
+-- The data an event is sent with: its JSON, or for a delinquency event the DelinquencyHit of the record it kept, or
+-- for a saved_search.matched event with match ids its search and the records of those matches.
 CREATE OR REPLACE FUNCTION webhooks.event_data(e webhooks.events) RETURNS json
   LANGUAGE sql STABLE
 AS $$
-  SELECT coalesce(e.data, webhooks.delinquency_json(e.delinquency, (SELECT c.slug FROM core.counties c WHERE c.id = e.county_id)))
+  SELECT CASE WHEN e.match_ids IS NOT NULL THEN saved.matched_event_data(e.data, e.match_ids)
+              ELSE coalesce(e.data, webhooks.delinquency_json(e.delinquency, (SELECT c.slug FROM core.counties c WHERE c.id = e.county_id))) END
 $$;
 COMMENT ON FUNCTION webhooks.event_data(webhooks.events) IS
-  'An event''s data as sent: the stored JSON, or the DelinquencyHit of a tax_delinquency.* event''s record. '
+  'An event''s data as sent: the stored JSON, or the DelinquencyHit of a tax_delinquency.* event''s record, or a '
+  'saved_search.matched event''s search and matched records (saved.matched_event_data). '
   'Example: SELECT id, type, webhooks.event_data(e) FROM webhooks.events e ORDER BY id DESC LIMIT 5;';
 
 CREATE OR REPLACE FUNCTION webhooks.sale_hit(s core.sales, p_slug text) RETURNS json

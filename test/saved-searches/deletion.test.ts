@@ -1,4 +1,4 @@
-// A deleted search's matches go with it (saved.matches has no foreign key; a statement trigger deletes them): when
+// A deleted search's matches go with it (the match tables have no foreign key; a statement trigger deletes them): when
 // the search is deleted, when several are in one statement (as a client's deletion cascades), and when the deletion
 // comes while an import that matched it is still open (it waits for the import's commit, then deletes what it wrote).
 import t from 'tap';
@@ -16,6 +16,14 @@ const matchesOf = async (publicId: string) =>
   (await sql`SELECT count(*)::int AS n FROM saved.matches WHERE search_id = ${publicId.slice(3)}::uuid`)[0]!
     .n as number;
 
+/** The distinct lists of searches (public ids) in a load's match records (saved.match_records). */
+const recordsOf = async (loadId: number | string) =>
+  (
+    await sql<{ ids: string[] }[]>`
+      SELECT DISTINCT ARRAY(SELECT saved.public_id(x) FROM unnest(search_ids) x) AS ids
+        FROM saved.match_records WHERE load_id = ${loadId} ORDER BY 1`
+  ).map((r) => r.ids);
+
 async function newSearch(key: string, name: string) {
   const res = await api(ctx, key).post('/v1/saved-searches', {
     name,
@@ -29,21 +37,25 @@ async function newSearch(key: string, name: string) {
 t.test('deleting a search deletes its matches and no other', async (t) => {
   const { key } = await ctx.newClient('lead_feed');
   const [a, b] = [await newSearch(key, 'a'), await newSearch(key, 'b')];
-  await importList(db, 'liberty', 2041, rows('DA'));
+  const load = await importList(db, 'liberty', 2041, rows('DA'));
   t.equal(await matchesOf(a), 12, 'the import matched the first search');
   t.equal(await matchesOf(b), 12, 'and the second');
   t.equal((await api(ctx, key).del(`/v1/saved-searches/${a}`)).statusCode, 204);
   t.equal(await matchesOf(a), 0, 'the deleted search has no match left');
   t.equal(await matchesOf(b), 12, 'the other keeps its matches');
+  t.same(await recordsOf(load.loadId), [[b]], "the records it shared keep the other search's id only");
+  t.equal((await api(ctx, key).del(`/v1/saved-searches/${b}`)).statusCode, 204);
+  t.same(await recordsOf(load.loadId), [], 'a record no search is left in goes');
 });
 
 t.test("one statement deleting a client's searches deletes all their matches", async (t) => {
   const other = await ctx.newClient('lead_feed');
   const [c, d] = [await newSearch(other.key, 'c'), await newSearch(other.key, 'd')];
-  await importList(db, 'liberty', 2042, rows('DC'));
+  const load = await importList(db, 'liberty', 2042, rows('DC'));
   t.equal((await matchesOf(c)) + (await matchesOf(d)), 24, 'matched');
   await sql`DELETE FROM saved.searches WHERE client_id = ${other.client.id}`;
   t.equal((await matchesOf(c)) + (await matchesOf(d)), 0, 'gone with them');
+  t.same(await recordsOf(load.loadId), [], 'and the records they alone had matched');
 });
 
 t.test('a deletion during an import waits for it, then deletes what it wrote', async (t) => {

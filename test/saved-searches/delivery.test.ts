@@ -80,6 +80,19 @@ t.test('two worker processes: every match once, at most 100 an event, only to th
   t.ok(events.every((e) => e.type === 'saved_search.matched' && e.data.saved_search_id === s.id));
   const got = events.flatMap((e) => e.data.matches.map((x) => x.record.id));
   t.same([...got].sort(), [...expected].sort(), 'the records over all events are the matches, each once');
+  // the body as documented (docs/saved-searches.md#webhooks): the search, then each match's cursor and record, the
+  // same record the pull API gives for that cursor
+  const body = JSON.parse(r.requests[0]!.body) as Record<string, unknown>;
+  t.same(Object.keys(body), ['id', 'type', 'created_at', 'data'], "the event's fields");
+  t.same(Object.keys(events[0]!.data), ['saved_search_id', 'name', 'resource', 'matches'], "the data's fields");
+  t.same(Object.keys(events[0]!.data.matches[0]!), ['cursor', 'record'], "a match's fields");
+  const res = await m.get(`/v1/saved-searches/${s.id}/matches?limit=300`);
+  t.equal(res.statusCode, 200, res.body);
+  t.same(
+    events.flatMap((e) => e.data.matches),
+    (res.json().data ?? []).map((x: { cursor: string; record: unknown }) => ({ cursor: x.cursor, record: x.record })),
+    'the events carry the cursors and records the pull API pages',
+  );
   t.equal(other.requests.length, 0, 'an endpoint the search does not name gets nothing');
   await r.close();
 });
