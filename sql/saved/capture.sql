@@ -158,6 +158,7 @@ DECLARE
   v_counties smallint[];
   v_matches integer;
   v_search record;
+  v_work_mem constant text := current_setting('work_mem');
 BEGIN
   IF to_regclass('pg_temp.' || v_keys) IS NULL THEN RETURN 0; END IF;
   EXECUTE format('CREATE INDEX ON pg_temp.%I (county_id, amount); ANALYZE pg_temp.%1$I', v_keys);
@@ -202,36 +203,39 @@ BEGIN
   END LOOP;
 
   -- Ids in commit order (see saved.deliver_load): the lock is held to the end of the import's transaction. It also
-  -- makes the matches recorded before (read after taking it) final, so they are left out by a plain EXCEPT. And it
-  -- orders the import with a search's deletion (saved.delete_matches): only searches that still exist get matches.
+  -- makes the matches recorded before (read after taking it) final, so they are left out without a conflict check.
+  -- And it orders the import with a search's deletion (saved.delete_matches): only searches that still exist get
+  -- matches.
   -- One row per record with the searches it entered (its record once), then one row per search with its match ids.
   PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
+  PERFORM set_config('work_mem', '64MB', true);  -- the pairs grouped by record and by search, in memory
   EXECUTE format($q$
-    WITH pairs AS MATERIALIZED (
-      SELECT q.record_id, q.search_id FROM pg_temp.saved_pairs q
-      EXCEPT  -- recorded by an earlier import (only a record that existed before it can have been)
+    WITH earlier AS MATERIALIZED (  -- recorded by earlier imports (only a record that existed before can have been)
       SELECT r.record_id, u.search_id
         FROM saved.match_records r CROSS JOIN LATERAL unnest(r.search_ids) AS u(search_id)
        WHERE r.record_id IN (SELECT q.record_id FROM pg_temp.saved_pairs q WHERE q.existed) AND r.resource = $2),
-    fresh AS (
-      SELECT y.record_id, array_agg(y.search_id) AS search_ids
-        FROM pairs y
-       WHERE y.search_id IN (SELECT s.id FROM saved.searches s)
-       GROUP BY y.record_id),
+    news AS (
+      SELECT q.record_id, array_agg(q.search_id) AS search_ids
+        FROM pg_temp.saved_pairs q
+       WHERE q.search_id IN (SELECT s.id FROM saved.searches s)
+         AND NOT EXISTS (SELECT 1 FROM earlier e WHERE e.record_id = q.record_id AND e.search_id = q.search_id)
+       GROUP BY q.record_id),
     records AS (
       INSERT INTO saved.match_records (resource, record_id, load_id, county_id, search_ids, delinquency, hit)
       SELECT $2, %2$s.id, $1, %2$s.county_id, f.search_ids, %3$s
-        FROM fresh f JOIN %1$s %2$s ON %2$s.id = f.record_id JOIN core.counties c ON c.id = %2$s.county_id
+        FROM news f JOIN %1$s %2$s ON %2$s.id = f.record_id JOIN core.counties c ON c.id = %2$s.county_id
        ORDER BY %2$s.id
       RETURNING id, search_ids),
     segments AS (
-      INSERT INTO saved.search_matches (search_id, last_id, load_id, match_ids)
-      SELECT u.search_id, max(r.id), $1, array_agg(r.id ORDER BY r.id)
-        FROM records r CROSS JOIN LATERAL unnest(r.search_ids) AS u(search_id)
-       GROUP BY u.search_id
+      INSERT INTO saved.search_matches (last_id, search_id, load_id, match_ids)
+      SELECT g.ids[cardinality(g.ids)], g.search_id, $1, g.ids
+        FROM (SELECT u.search_id, ARRAY(SELECT x FROM unnest(array_agg(r.id)) AS x ORDER BY x) AS ids
+                FROM records r CROSS JOIN LATERAL unnest(r.search_ids) AS u(search_id)
+               GROUP BY u.search_id) g
       RETURNING cardinality(match_ids) AS n)
     SELECT coalesce(sum(n), 0)::integer FROM segments $q$, v_table, v_alias, v_record)
     INTO v_matches USING p_load_id, p_resource;
+  PERFORM set_config('work_mem', v_work_mem, true);
   DROP TABLE pg_temp.saved_pairs;
   EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', v_keys, v_old);
   RETURN v_matches;

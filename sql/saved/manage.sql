@@ -176,10 +176,11 @@ RETURNS TABLE (search_id text, cursor text, matched_at text, record json)
 AS $$
   SELECT saved.public_id(s.id), r.id::text, webhooks.iso_ms(r.matched_at), saved.match_hit(r)
     FROM saved.searches s
-   CROSS JOIN LATERAL (SELECT u.id
-                         FROM saved.search_matches x CROSS JOIN LATERAL unnest(x.match_ids) AS u(id)
-                        WHERE x.search_id = s.id
-                        ORDER BY x.last_id DESC, u.id DESC
+   CROSS JOIN LATERAL (SELECT u.id  -- from the search's latest imports (each gave at least one match)
+                         FROM (SELECT x.match_ids FROM saved.search_matches x WHERE x.search_id = s.id
+                                ORDER BY x.last_id DESC LIMIT p_per_search) x
+                        CROSS JOIN LATERAL unnest(x.match_ids) AS u(id)
+                        ORDER BY u.id DESC
                         LIMIT p_per_search) m
     JOIN saved.match_records r ON r.id = m.id
    WHERE s.client_id = p_client_id
