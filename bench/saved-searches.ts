@@ -7,8 +7,11 @@
 // the matching's time goes: one more change of every record in a rolled-back transaction, each step of
 // saved.deliver_load timed by auto_explain (with the plan of the statement that pairs records and searches).
 // Writes bench/results/saved-searches.md. Uses its own database, cloned from the template: a test template, or a
-// copy of a bench state (bench/state.ts) with sql/ applied, to measure at that scale.
+// copy of a bench state (bench/state.ts) with sql/ applied, to measure at that scale. Or, with --in-place, a database
+// that cannot be copied (the full state): the run works in it and removes what it added however it ends
+// (removeBenchData; docs/saved-searches.md#bench-in-place says what is not restored).
 //   node --import tsx bench/saved-searches.ts [--records 50000] [--searches 10000] [--rounds 3] [--template florida_test_saved]
+//   node --import tsx bench/saved-searches.ts [--records 50000] [--searches 10000] [--rounds 3] --in-place <database>
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -26,18 +29,23 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     template: { type: 'string', default: process.env.TEST_TEMPLATE_DB || 'florida_test_saved' },
     database: { type: 'string', default: 'florida_bench_saved' },
+    'in-place': { type: 'string' },
+    report: { type: 'string', default: new URL('results/saved-searches.md', import.meta.url).pathname },
   },
 });
+const IN_PLACE = values['in-place'];
 const RECORDS = Number(values.records);
 const SEARCHES = Number(values.searches);
 const ROUNDS = Number(values.rounds);
-const ROOT = new URL('..', import.meta.url).pathname;
 const COUNTIES = ['baker', 'bay', 'bradford', 'calhoun', 'dixie', 'franklin', 'gulf', 'holmes', 'liberty', 'union'];
 const YEAR = 2019;
 const FRESH_YEAR = 2020;
+// what marks the run's own rows in a database it works in place: its client's email and its lists' file names
+const TAG = 'bench-saved-searches';
+const EMAIL = `${TAG}@example.com`;
 
 const base = ownerDatabaseUrl(process.env);
-const url = withDatabase(base, values.database!);
+const url = withDatabase(base, IN_PLACE ?? values.database!);
 
 /** A deterministic generator (mulberry32), so that every run measures the same searches and records. */
 function random(seed: number) {
@@ -92,23 +100,84 @@ const STEPS: [string, RegExp][] = [
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/**
+ * Removes everything a run added to the database (or left by a run that was killed): its delinquency records (the
+ * bench's tax years in its counties) and their sources, its loads with their matches, events, outbox rows and
+ * staging rows, its client with its searches, endpoints and deliveries. One transaction.
+ */
+async function removeBenchData(sql: postgres.Sql) {
+  await sql.begin(async (tx) => {
+    const loads = tx`SELECT id FROM core.load_history WHERE file_name LIKE ${TAG + '-%'}`;
+    const counties = tx`SELECT id FROM core.counties WHERE slug = ANY (${COUNTIES})`;
+    await tx`DELETE FROM core.tax_delinquencies WHERE county_id IN (${counties}) AND tax_year IN (${YEAR}, ${FRESH_YEAR})`;
+    await tx`DELETE FROM core.tax_delinquency_sources
+              WHERE county_id IN (${counties}) AND tax_year IN (${YEAR}, ${FRESH_YEAR})`;
+    await tx`DELETE FROM saved.search_matches WHERE load_id IN (${loads})`;
+    await tx`DELETE FROM saved.match_records WHERE load_id IN (${loads})`;
+    await tx`DELETE FROM webhooks.events WHERE load_id IN (${loads})`;
+    await tx`DELETE FROM webhooks.outbox WHERE load_id IN (${loads})`;
+    await tx`DELETE FROM ingest.delinquency_stage WHERE load_id IN (${loads})`;
+    await tx`DELETE FROM accounts.clients WHERE email = ${EMAIL}`;
+    await tx`DELETE FROM core.load_history WHERE id IN (${loads})`;
+  });
+}
+
+/** Opens the run's database: a fresh clone of the template, or (--in-place) the given one, checked and cleaned. */
+async function openDatabase() {
+  if (!IN_PLACE) {
+    const admin = postgres(withDatabase(base, 'postgres'), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${values.database}" WITH (FORCE)`);
+    await admin.unsafe(`CREATE DATABASE "${values.database}" TEMPLATE "${values.template}"`);
+    await admin.end();
+    return postgres(url, { max: 2, onnotice: () => {} });
+  }
+  const sql = postgres(url, { max: 2, onnotice: () => {} });
+  // a killed run's client marks its rows as the bench's; otherwise the bench's years must be absent
+  const [left] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM accounts.clients WHERE email = ${EMAIL}`;
+  if (left!.n > 0) {
+    console.log(`removing what an earlier in-place run left (client ${EMAIL})`);
+    await removeBenchData(sql);
+  }
+  const [held] = await sql<{ records: boolean; sources: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM core.tax_delinquencies d JOIN core.counties c ON c.id = d.county_id
+                    WHERE c.slug = ANY (${COUNTIES}) AND d.tax_year IN (${YEAR}, ${FRESH_YEAR})) AS records,
+           EXISTS (SELECT 1 FROM core.tax_delinquency_sources d JOIN core.counties c ON c.id = d.county_id
+                    WHERE c.slug = ANY (${COUNTIES}) AND d.tax_year IN (${YEAR}, ${FRESH_YEAR})) AS sources`;
+  if (held!.records || held!.sources) {
+    await sql.end();
+    throw new Error(
+      `${IN_PLACE} holds tax years ${YEAR}/${FRESH_YEAR} in the bench's counties (${COUNTIES.join(', ')}): ` +
+        'the bench would change and then delete them; refusing to run in place',
+    );
+  }
+  return sql;
+}
+
 async function main() {
   const started = new Date();
-  const admin = postgres(withDatabase(base, 'postgres'), { max: 1, onnotice: () => {} });
-  await admin.unsafe(`DROP DATABASE IF EXISTS "${values.database}" WITH (FORCE)`);
-  await admin.unsafe(`CREATE DATABASE "${values.database}" TEMPLATE "${values.template}"`);
-  await admin.end();
-  const sql = postgres(url, { max: 2, onnotice: () => {} });
+  const sql = await openDatabase();
+  try {
+    await scenario(sql, started);
+  } finally {
+    if (IN_PLACE) {
+      console.log(`removing the bench's rows from ${IN_PLACE}`);
+      await removeBenchData(sql);
+    }
+    await sql.end();
+  }
+}
+
+async function scenario(sql: postgres.Sql, started: Date) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-saved-'));
-  const listA = writeList(dir, 'a.csv', YEAR, 0);
-  const listB = writeList(dir, 'b.csv', YEAR, 1);
-  const fresh = writeList(dir, 'fresh.csv', FRESH_YEAR, 0);
+  const listA = writeList(dir, `${TAG}-a.csv`, YEAR, 0);
+  const listB = writeList(dir, `${TAG}-b.csv`, YEAR, 1);
+  const fresh = writeList(dir, `${TAG}-fresh.csv`, FRESH_YEAR, 0);
   const run = (file: string) =>
     importDelinquencies({ file, databaseUrl: url, rejects: join(dir, 'rejects.csv'), quiet: true, maxDeleteRate: 1 });
 
   // the searches, as POST /v1/saved-searches stores them (args for the builder, the counties that prefilter)
   const [client] = await sql<{ id: string }[]>`
-    INSERT INTO accounts.clients (name, email, plan) VALUES ('Bench', 'bench@example.com', 'enterprise') RETURNING id`;
+    INSERT INTO accounts.clients (name, email, plan) VALUES ('Bench', ${EMAIL}, 'enterprise') RETURNING id`;
   const [endpoint] = await sql<{ id: string }[]>`
     INSERT INTO webhooks.endpoints (id, client_id, url, events, secret_box)
     VALUES (gen_random_uuid(), ${client!.id}, 'https://hooks.example.com/', '{county.data_refreshed}', '\\x00')
@@ -146,10 +215,18 @@ async function main() {
         FROM jsonb_to_recordset(${sql.json(chunk as never)}::jsonb) AS x(id uuid, client_id uuid, name text,
              resource text, params jsonb, args jsonb, webhook_endpoint_ids uuid[], unsubscribe_token text)`;
   }
+  // the matches and events of the bench's earlier imports (only the bench's: the database may be a state in place)
+  const clearMatches = async () => {
+    const loads = sql`SELECT id FROM core.load_history WHERE file_name LIKE ${TAG + '-%'}`;
+    await sql`DELETE FROM saved.search_matches WHERE load_id IN (${loads})`;
+    await sql`DELETE FROM saved.match_records WHERE load_id IN (${loads})`;
+    await sql`DELETE FROM webhooks.events WHERE load_id IN (${loads})`;
+  };
   const setSearches = (on: boolean) =>
     sql`UPDATE accounts.clients SET plan = ${on ? 'enterprise' : 'developer'} WHERE id = ${client!.id}`;
   const perCounty = await sql<{ n: number }[]>`
-    SELECT (SELECT count(*) FROM saved.searches s WHERE s.county_ids IS NULL OR c.id = ANY (s.county_ids))::int AS n
+    SELECT (SELECT count(*) FROM saved.searches s
+             WHERE s.client_id = ${client!.id} AND (s.county_ids IS NULL OR c.id = ANY (s.county_ids)))::int AS n
       FROM core.counties c WHERE c.slug = ANY (${COUNTIES})`;
   const [state] = await sql<{ parcels: number; delinquencies: number }[]>`
     SELECT (SELECT count(*) FROM core.parcels)::int AS parcels,
@@ -163,14 +240,15 @@ async function main() {
   let next = listB;
   const order = Array.from({ length: ROUNDS }, (_, i) => (i % 2 === 0 ? [false, true] : [true, false])).flat();
   for (const on of order) {
-    await sql`TRUNCATE saved.match_records, saved.search_matches`;
-    await sql`DELETE FROM webhooks.events`;
+    await clearMatches();
     await sql`VACUUM ANALYZE core.tax_delinquencies`;
     await setSearches(on);
     const s = await run(next);
     next = next === listA ? listB : listA;
     const changed = s.counties.reduce((a, c) => a + Number(c.updated) + Number(c.inserted), 0);
-    const [{ n }] = (await sql`SELECT count(*)::int AS n FROM saved.matches`) as unknown as [{ n: number }];
+    const [{ n }] = (await sql`SELECT count(*)::int AS n FROM saved.matches WHERE load_id = ${s.loadId}`) as unknown as [
+      { n: number },
+    ];
     runs.push({ searches: on, seconds: s.seconds, merge: s.phases.merge, changed, matches: n });
     console.log(
       `import ${on ? 'with' : 'without'} searches: ${s.seconds.toFixed(2)} s (merge ${s.phases.merge.toFixed(2)} s), ${changed} changed, ${n} matches`,
@@ -185,11 +263,10 @@ async function main() {
   const ratio = median(pairRatios);
   const matchSeconds = median(withRuns.map((r) => r.merge)) - median(withoutRuns.map((r) => r.merge));
 
-  const steps = await profile(sql);
+  const steps = await profile(sql, client!.id);
 
   // the delivery check: every record new, so the exhaustive pairs are every search's result over the new rows
-  await sql`TRUNCATE saved.match_records, saved.search_matches`;
-  await sql`DELETE FROM webhooks.events`;
+  await clearMatches();
   await setSearches(true);
   const f = await run(fresh);
   await sql`CREATE TEMP TABLE expected (search_id uuid, record_id bigint)`;
@@ -197,7 +274,7 @@ async function main() {
     (r) => r.id,
   );
   for (const s of await sql<{ id: string; w: string }[]>`
-      SELECT id, saved.where_of(resource, args) AS w FROM saved.searches`) {
+      SELECT id, saved.where_of(resource, args) AS w FROM saved.searches WHERE client_id = ${client!.id}`) {
     await sql.unsafe(
       `INSERT INTO expected SELECT '${s.id}'::uuid, d.id FROM core.tax_delinquencies d
         WHERE d.tax_year = ${FRESH_YEAR} AND d.county_id = ANY ('{${benchCounties.join(',')}}') AND (${s.w})`,
@@ -218,16 +295,15 @@ async function main() {
   const [events] = await sql<{ n: number; largest: number }[]>`
     SELECT count(*)::int AS n, max(json_array_length(webhooks.event_data(e)->'matches'))::int AS largest
       FROM webhooks.events e WHERE type = 'saved_search.matched' AND load_id = ${f.loadId}`;
-  await sql.end();
 
   const fmt = (x: number) => x.toFixed(2);
   const report = `# Saved searches: the cost of matching to an import
 
-Generated by \`node --import tsx bench/saved-searches.ts --records ${RECORDS} --searches ${SEARCHES} --rounds ${ROUNDS} --template ${values.template}\`
+Generated by \`node --import tsx bench/saved-searches.ts --records ${RECORDS} --searches ${SEARCHES} --rounds ${ROUNDS} ${IN_PLACE ? `--in-place ${IN_PLACE}` : `--template ${values.template}`}\`
 on ${started.toISOString()} (${availableParallelism()} cores, ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()[0]!.toFixed(2)} at the end;
 the machine is shared, so the figures are ratios measured back to back in one run).
 
-State: a copy of \`${values.template}\` (${state!.parcels.toLocaleString('en-US')} parcels, ${state!.delinquencies.toLocaleString('en-US')} delinquency
+State: ${IN_PLACE ? `\`${IN_PLACE}\` itself (the run's rows removed after it)` : `a copy of \`${values.template}\``} (${state!.parcels.toLocaleString('en-US')} parcels, ${state!.delinquencies.toLocaleString('en-US')} delinquency
 records after the bench's first load), plus the bench's ${RECORDS.toLocaleString('en-US')} delinquency records in ${COUNTIES.length} small counties
 (${(RECORDS / COUNTIES.length).toLocaleString('en-US')} each). ${SEARCHES.toLocaleString('en-US')} saved searches over the 67 counties
 (98% name one or two counties, 2% none; each a band of $100-$500 of amount due, half with a status, 30% with a tax year): ${median(perCounty.map((r) => r.n))} of them
@@ -290,7 +366,7 @@ a row per record that entered some search, a row per search that got matches, an
 matches (ids only: the records are written out when the events are sent). A statewide import is a sequence of county merges like these, so what grows
 is the records changed and the matches they make; the base import grows with the size of the tables it writes.
 `;
-  writeReport(join(ROOT, 'bench', 'results', 'saved-searches.md'), report);
+  writeReport(values.report!, report);
   console.log(report);
 }
 
@@ -299,7 +375,7 @@ is the records changed and the matches they make; the base import grows with the
  * run), then saved.deliver_load with auto_explain reporting each nested statement; all rolled back. Null when the
  * database matches in the merge statements' triggers instead (no saved.match_load).
  */
-async function profile(sql: postgres.Sql) {
+async function profile(sql: postgres.Sql, clientId: string) {
   const [has] = await sql<{ ok: boolean }[]>`SELECT to_regproc('saved.match_load') IS NOT NULL AS ok`;
   if (!has!.ok) return null;
   const notices: string[] = [];
@@ -325,11 +401,11 @@ async function profile(sql: postgres.Sql) {
         }
         return performance.now() - t0;
       };
-      await tx`UPDATE accounts.clients SET plan = 'developer' WHERE email = 'bench@example.com'`;
+      await tx`UPDATE accounts.clients SET plan = 'developer' WHERE id = ${clientId}`;
       await tx`SAVEPOINT bare`;
       result.bare = await change();
       await tx`ROLLBACK TO SAVEPOINT bare`;
-      await tx`UPDATE accounts.clients SET plan = 'enterprise' WHERE email = 'bench@example.com'`;
+      await tx`UPDATE accounts.clients SET plan = 'enterprise' WHERE id = ${clientId}`;
       const captured = await change();
       result.capture = captured;
       await tx.unsafe(`LOAD 'auto_explain'`);
