@@ -1,7 +1,7 @@
 -- Up Migration
 -- A bulk first load (scripts/load-state.ts into an empty database) builds the precomputed autocomplete once, after its
--- last county, as it builds the secondary indexes: kept county by county, every county's load rebuilt the words whose
--- statewide reading it changed in every county loaded before it, so the load grew with the square of the counties.
+-- last county, as it builds the secondary indexes (a county's load changes the statewide reading of many words, and
+-- each such word is rebuilt in every county already loaded: work that grows with the square of the counties).
 -- While ingest.deferred_indexes lists indexes (a bulk first load is under way, or was killed and not yet finished
 -- by the next load or `make db`), the trigger leaves the tables alone; whoever builds the indexes then builds them
 -- (search.typeahead_build_missing: the tables are still empty).

@@ -12,7 +12,7 @@ CREATE TABLE saved.match_records (
   county_id   smallint NOT NULL,
   matched_at  timestamptz NOT NULL DEFAULT now(),
   search_ids  uuid[] NOT NULL,     -- the searches the record entered in that import (none twice for one record)
-  delinquency webhooks.delinquency_snapshot,  -- a delinquency as it was when it matched (hit is NULL)
+  delinquency webhooks.delinquency_snapshot,  -- a delinquency as it was when it matched (else NULL)
   hit         json,                -- a parcel's ParcelHit as it was when it matched (delinquency is NULL)
   CHECK ((hit IS NULL) <> (delinquency IS NULL))
 );
@@ -54,6 +54,16 @@ COMMENT ON COLUMN webhooks.events.match_ids IS
   'writes the records when it is sent.';
 
 -- Down Migration
+-- saved_search.matched events hold their records again
+UPDATE webhooks.events e
+   SET data = json_build_object(
+         'saved_search_id', e.data -> 'saved_search_id', 'name', e.data -> 'name', 'resource', e.data -> 'resource',
+         'matches', coalesce((SELECT json_agg(json_build_object('cursor', r.id::text, 'record',
+                                   coalesce(r.hit, webhooks.delinquency_json(r.delinquency,
+                                                     (SELECT c.slug FROM core.counties c WHERE c.id = r.county_id))))
+                                   ORDER BY r.id)
+                                FROM saved.match_records r WHERE r.id = ANY (e.match_ids)), '[]'))
+ WHERE e.match_ids IS NOT NULL;
 ALTER TABLE webhooks.events DROP COLUMN match_ids;
 DROP VIEW IF EXISTS saved.matches;
 CREATE TABLE saved.matches (
@@ -68,11 +78,15 @@ CREATE TABLE saved.matches (
 );
 CREATE INDEX matches_search_idx ON saved.matches (search_id, id);
 CREATE INDEX matches_load_idx ON saved.matches (load_id, search_id, id);
--- each pair gets an id of its own, in the order of its record's id (a cursor may then repeat some matches)
+-- each pair gets an id of its own, in the order of its record's id and above every id handed out so far, so a cursor
+-- or digest position held then repeats matches and never skips one
+SELECT setval(pg_get_serial_sequence('saved.matches', 'id'),
+              (SELECT coalesce(max(r.id), 0) + 1 FROM saved.match_records r), false);
 INSERT INTO saved.matches (search_id, record_id, load_id, county_id, matched_at, hit)
 SELECT s.search_id, r.record_id, r.load_id, r.county_id, r.matched_at,
        coalesce(r.hit, webhooks.delinquency_json(r.delinquency, (SELECT c.slug FROM core.counties c WHERE c.id = r.county_id)))
   FROM saved.search_matches s CROSS JOIN unnest(s.match_ids) AS u(id) JOIN saved.match_records r ON r.id = u.id
  ORDER BY r.id, s.search_id;
 DROP TABLE saved.search_matches;
+DROP FUNCTION IF EXISTS saved.match_hit(saved.match_records);  -- (sql/saved/storage.sql: it takes the row type)
 DROP TABLE saved.match_records;
