@@ -3,8 +3,9 @@
 --     statement's transition tables (the rows the webhook capture turns into events), the prefilter keys (county,
 --     tax year, status, amount) of each record it inserted or changed, as it is now and, the first time a record
 --     changes in the import, as it was before; and that version whole where a search's filter is more than those
---     keys. In temporary tables that go with the transaction; only when some entitled search of the resource can
---     match in the merged county.
+--     keys. A delinquency's snapshot as it is now (what a match keeps) is noted with its keys, so recording its
+--     matches reads no record again. In temporary tables that go with the transaction; only when some entitled
+--     search of the resource can match in the merged county.
 --  2. match (saved.match_load, from saved.deliver_load after the merges): the keys table is indexed on (county,
 --     amount); every entitled search is joined to it by an index range scan per county it names (searches.county_ids,
 --     tax_year, status, amount_min/max), so a record is never tested against a search that cannot match it, and the
@@ -40,7 +41,8 @@ COMMENT ON FUNCTION saved.entitled_searches(text) IS
 
 -- Step 1's guard: true during a merge when an entitled search of the resource names the merged county or none; it
 -- then makes the transaction's capture tables: pg_temp.saved_keys_<resource>, each changed record's prefilter keys
--- (county, tax year, status, amount: saved.match_resource) now and, when it existed before the import, then; and
+-- (county, tax year, status, amount: saved.match_resource) now and, when it existed before the import, then, and a
+-- delinquency's snapshot now (webhooks.delinquency_snapshot_of; NULL for a parcel, read when matched); and
 -- pg_temp.saved_old_<resource>, versions from before the import, whole (columns as the table's), for the searches
 -- whose filter is more than those keys (saved.whole_rows).
 CREATE OR REPLACE FUNCTION saved.capturing(p_resource text) RETURNS boolean
@@ -57,7 +59,8 @@ BEGIN
   END IF;
   IF to_regclass('pg_temp.saved_keys_' || p_resource) IS NULL THEN
     EXECUTE format('CREATE TEMP TABLE %I (id bigint PRIMARY KEY, county_id smallint, tax_year integer, status text, '
-                   'amount numeric, existed boolean, old_tax_year integer, old_status text, old_amount numeric) '
+                   'amount numeric, existed boolean, old_tax_year integer, old_status text, old_amount numeric, '
+                   'snapshot webhooks.delinquency_snapshot) '
                    'ON COMMIT DROP', 'saved_keys_' || p_resource);
     EXECUTE format('CREATE TEMP TABLE %I (LIKE %s, PRIMARY KEY (id)) ON COMMIT DROP', 'saved_old_' || p_resource, v_table);
   END IF;
@@ -82,7 +85,7 @@ COMMENT ON FUNCTION saved.whole_rows(text) IS
   'whole (a search there has a filter beyond the prefilter keys).';
 
 -- The triggers note, per statement: the whole old versions first (records not noted yet: their version from before
--- the import), then the keys (a record's first old keys stay; its keys now are the statement's).
+-- the import), then the keys (a record's first old keys stay; its keys and snapshot now are the statement's).
 CREATE OR REPLACE FUNCTION saved.capture_delinquencies() RETURNS trigger
   LANGUAGE plpgsql
 AS $$
@@ -97,13 +100,17 @@ BEGIN
     END IF;
     INSERT INTO pg_temp.saved_keys_tax_delinquencies AS k
     SELECT n.id, n.county_id, n.tax_year, n.status, coalesce(n.total_due, 'NaN'),
-           true, o.tax_year, o.status, coalesce(o.total_due, 'NaN')
+           true, o.tax_year, o.status, coalesce(o.total_due, 'NaN'), webhooks.delinquency_snapshot_of(n)
       FROM new_rows n JOIN old_rows o ON o.id = n.id
-    ON CONFLICT (id) DO UPDATE SET tax_year = excluded.tax_year, status = excluded.status, amount = excluded.amount;
+    ON CONFLICT (id) DO UPDATE SET tax_year = excluded.tax_year, status = excluded.status, amount = excluded.amount,
+                                   snapshot = excluded.snapshot;
   ELSE
     INSERT INTO pg_temp.saved_keys_tax_delinquencies AS k
-    SELECT n.id, n.county_id, n.tax_year, n.status, coalesce(n.total_due, 'NaN'), false FROM new_rows n
-    ON CONFLICT (id) DO UPDATE SET tax_year = excluded.tax_year, status = excluded.status, amount = excluded.amount;
+    SELECT n.id, n.county_id, n.tax_year, n.status, coalesce(n.total_due, 'NaN'), false, NULL, NULL, NULL,
+           webhooks.delinquency_snapshot_of(n)
+      FROM new_rows n
+    ON CONFLICT (id) DO UPDATE SET tax_year = excluded.tax_year, status = excluded.status, amount = excluded.amount,
+                                   snapshot = excluded.snapshot;
   END IF;
   RETURN NULL;
 END $$;
@@ -147,10 +154,13 @@ DECLARE
   parcels constant boolean := p_resource = 'parcels';
   v_table constant text := CASE WHEN parcels THEN 'core.parcels' ELSE 'core.tax_delinquencies' END;
   v_alias constant text := CASE WHEN parcels THEN 'p' ELSE 'd' END;  -- the alias the builders' predicates use
-  -- the record as it is kept: a delinquency as a typed row, a parcel as its JSON (saved.match_records)
-  v_record constant text := CASE WHEN parcels
-    THEN 'NULL, webhooks.parcel_hit(p, c.slug, c.name)'
-    ELSE 'webhooks.delinquency_snapshot_of(d), NULL' END;
+  -- the record as it is kept (saved.match_records): a delinquency as the snapshot the capture noted (k.snapshot), a
+  -- parcel as its JSON, read by id. A noted record is still there: an import's merge deletes only the records its
+  -- list no longer holds, which it did not write.
+  v_hit constant text := CASE WHEN parcels
+    THEN '(SELECT webhooks.parcel_hit(p, c.slug, c.name) FROM core.parcels p JOIN core.counties c ON c.id = p.county_id
+            WHERE p.id = k.id)'
+    ELSE 'NULL' END;
   -- the keys the triggers noted: tax year, status and amount (a NULL amount is NaN, above every number: only a
   -- search with neither bound takes it), now and before
   v_keys constant text := 'saved_keys_' || p_resource;
@@ -222,9 +232,9 @@ BEGIN
        GROUP BY q.record_id),
     records AS (
       INSERT INTO saved.match_records (resource, record_id, load_id, county_id, search_ids, delinquency, hit)
-      SELECT $2, %2$s.id, $1, %2$s.county_id, f.search_ids, %3$s
-        FROM news f JOIN %1$s %2$s ON %2$s.id = f.record_id JOIN core.counties c ON c.id = %2$s.county_id
-       ORDER BY %2$s.id
+      SELECT $2, k.id, $1, k.county_id, f.search_ids, k.snapshot, %2$s
+        FROM news f JOIN pg_temp.%1$I k ON k.id = f.record_id
+       ORDER BY k.id
       RETURNING id, search_ids),
     segments AS (
       INSERT INTO saved.search_matches (last_id, search_id, load_id, match_ids)
@@ -233,7 +243,7 @@ BEGIN
                 FROM records r CROSS JOIN LATERAL unnest(r.search_ids) AS u(search_id)
                GROUP BY u.search_id) g
       RETURNING cardinality(match_ids) AS n)
-    SELECT coalesce(sum(n), 0)::integer FROM segments $q$, v_table, v_alias, v_record)
+    SELECT coalesce(sum(n), 0)::integer FROM segments $q$, v_keys, v_hit)
     INTO v_matches USING p_load_id, p_resource;
   PERFORM set_config('work_mem', v_work_mem, true);
   DROP TABLE pg_temp.saved_pairs;
