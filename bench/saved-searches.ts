@@ -98,6 +98,13 @@ const STEPS: [string, RegExp][] = [
   ['saved_search.matched events (100 match ids each)', /INSERT INTO webhooks\.events/],
 ];
 
+/** How many (search, record) matches a load recorded: its searches' match ids (the load's rows, by its index). */
+async function matchesOf(sql: postgres.Sql | postgres.TransactionSql, loadId: number) {
+  const [m] = await sql<{ n: number }[]>`
+    SELECT coalesce(sum(cardinality(match_ids)), 0)::int AS n FROM saved.search_matches WHERE load_id = ${loadId}`;
+  return m!.n;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
@@ -241,14 +248,12 @@ async function scenario(sql: postgres.Sql, started: Date) {
   const order = Array.from({ length: ROUNDS }, (_, i) => (i % 2 === 0 ? [false, true] : [true, false])).flat();
   for (const on of order) {
     await clearMatches();
-    await sql`VACUUM ANALYZE core.tax_delinquencies`;
+    await sql`VACUUM ANALYZE core.tax_delinquencies, saved.match_records, saved.search_matches`;
     await setSearches(on);
     const s = await run(next);
     next = next === listA ? listB : listA;
     const changed = s.counties.reduce((a, c) => a + Number(c.updated) + Number(c.inserted), 0);
-    const [{ n }] = (await sql`SELECT count(*)::int AS n FROM saved.matches WHERE load_id = ${s.loadId}`) as unknown as [
-      { n: number },
-    ];
+    const n = await matchesOf(sql, s.loadId);
     runs.push({ searches: on, seconds: s.seconds, merge: s.phases.merge, changed, matches: n });
     console.log(
       `import ${on ? 'with' : 'without'} searches: ${s.seconds.toFixed(2)} s (merge ${s.phases.merge.toFixed(2)} s), ${changed} changed, ${n} matches`,
@@ -283,7 +288,10 @@ async function scenario(sql: postgres.Sql, started: Date) {
   const [check] = await sql<
     { expected: number; found: number; missing: number; extra: number; delivered: number; distinct_delivered: number }[]
   >`
-    WITH found AS (SELECT search_id, record_id FROM saved.matches WHERE load_id = ${f.loadId}),
+    WITH found AS (SELECT m.search_id, r.record_id
+                     FROM saved.search_matches m CROSS JOIN LATERAL unnest(m.match_ids) AS u(id)
+                     JOIN saved.match_records r ON r.id = u.id
+                    WHERE m.load_id = ${f.loadId}),
          sent AS (SELECT (e.data->>'saved_search_id') AS sid, (m->'record'->>'id')::bigint AS record_id
                     FROM webhooks.events e, json_array_elements(webhooks.event_data(e)->'matches') m
                    WHERE e.type = 'saved_search.matched' AND e.load_id = ${f.loadId})
@@ -419,8 +427,7 @@ async function profile(sql: postgres.Sql, clientId: string) {
       result.total = performance.now() - t1;
       await tx.unsafe(`SET LOCAL client_min_messages = notice; SET LOCAL auto_explain.log_min_duration = -1`);
       result.events = r!.events;
-      const [m] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM saved.matches WHERE load_id = ${load!.id}`;
-      result.matches = m!.n;
+      result.matches = await matchesOf(tx, load!.id);
       throw new Error('rollback');
     })
     .catch((err: Error) => {
