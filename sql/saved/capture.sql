@@ -197,6 +197,7 @@ BEGIN
      WHERE NOT (y.exact AND y.was_in) $q$, v_keys) USING p_resource, v_counties;
   RESET enable_hashjoin;
   RESET enable_mergejoin;
+  CREATE INDEX ON pg_temp.saved_pairs (search_id) WHERE NOT exact;  -- each search below reads its own pairs only
 
   -- the rest of the filter, where the prefilter is not all of it: the endpoint's own predicate on the record now
   -- and, where the prefilter says it was in before, on its version from before (one missing, because the search
@@ -205,7 +206,7 @@ BEGIN
             WHERE x.id IN (SELECT q.search_id FROM pg_temp.saved_pairs q WHERE NOT q.exact) LOOP
     EXECUTE format($q$
       DELETE FROM pg_temp.saved_pairs q
-       WHERE q.search_id = $1
+       WHERE q.search_id = $1 AND NOT q.exact
          AND (NOT EXISTS (SELECT 1 FROM %1$s %3$s WHERE %3$s.id = q.record_id AND (%4$s))
               OR q.was_in AND NOT EXISTS (SELECT 1 FROM pg_temp.%2$I %3$s
                                            WHERE %3$s.id = q.record_id AND NOT coalesce((%4$s), false))) $q$,
