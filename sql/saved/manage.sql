@@ -127,6 +127,8 @@ COMMENT ON FUNCTION saved.delete_search(uuid, uuid) IS
 
 -- A search's matches go with it (the match tables have no foreign key: an import writes many rows): its
 -- saved.search_matches rows, and its id in the search_ids of its match records (a record no search is left in goes).
+-- Its saved_search.matched events not yet sent go nowhere: the pending deliveries are skipped, and the events not yet
+-- fanned out name no endpoint (an event is found by its import, as its search's matches name them).
 -- The lock is the one an import holds from writing its matches to its commit: a search deleted before it takes the
 -- lock gets no matches from the import, and one deleted after waits for its commit and then deletes what it wrote.
 CREATE OR REPLACE FUNCTION saved.delete_matches() RETURNS trigger
@@ -134,6 +136,16 @@ CREATE OR REPLACE FUNCTION saved.delete_matches() RETURNS trigger
 AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
+  WITH events AS (
+    UPDATE webhooks.events e SET endpoint_ids = '{}'
+      FROM saved.search_matches m JOIN old_rows o ON o.id = m.search_id
+     WHERE e.load_id = m.load_id AND e.type = 'saved_search.matched' AND cardinality(e.endpoint_ids) > 0
+       AND e.data ->> 'saved_search_id' = saved.public_id(o.id)
+    RETURNING e.id)
+  UPDATE webhooks.deliveries d
+     SET status = 'skipped', next_attempt_at = NULL, claimed_until = NULL, finished_at = now(),
+         reason = 'the saved search was deleted'
+   WHERE d.event_id IN (SELECT events.id FROM events) AND d.status = 'pending';
   WITH segments AS (
     DELETE FROM saved.search_matches m WHERE m.search_id IN (SELECT o.id FROM old_rows o) RETURNING m.match_ids),
   ids AS (SELECT u.id FROM segments s CROSS JOIN LATERAL unnest(s.match_ids) AS u(id)),
@@ -146,7 +158,8 @@ BEGIN
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION saved.delete_matches() IS
-  'Trigger function (statement level, after DELETE on saved.searches): deletes the deleted searches'' matches.';
+  'Trigger function (statement level, after DELETE on saved.searches): deletes the deleted searches'' matches, and '
+  'skips their saved_search.matched events not yet sent.';
 
 -- One page of a search's matches after the cursor (a match id), in order: ids are handed out in commit order
 -- (saved.match_resource), so a page never skips a match committed after an earlier page was read.

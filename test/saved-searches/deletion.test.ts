@@ -1,9 +1,10 @@
 // A deleted search's matches go with it (the match tables have no foreign key; a statement trigger deletes them): when
 // the search is deleted, when several are in one statement (as a client's deletion cascades), and when the deletion
 // comes while an import that matched it is still open (it waits for the import's commit, then deletes what it wrote).
+// Its saved_search.matched events not yet sent go nowhere: pending deliveries are skipped, later fan-outs skip them.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
-import { FAST, api } from '../webhooks/helpers.ts';
+import { FAST, api, receiver } from '../webhooks/helpers.ts';
 import { importList, type Row } from './helpers.ts';
 
 const ctx = await buildTestApp(t, FAST);
@@ -24,11 +25,12 @@ const recordsOf = async (loadId: number | string) =>
         FROM saved.match_records WHERE load_id = ${loadId} ORDER BY 1`
   ).map((r) => r.ids);
 
-async function newSearch(key: string, name: string) {
+async function newSearch(key: string, name: string, deliver?: { webhook_endpoints: string[] }) {
   const res = await api(ctx, key).post('/v1/saved-searches', {
     name,
     resource: 'tax_delinquencies',
     params: { county: 'liberty' },
+    ...(deliver ? { deliver } : {}),
   });
   if (res.statusCode !== 201) throw new Error(res.body);
   return res.json().data.id as string;
@@ -78,4 +80,42 @@ t.test('a deletion during an import waits for it, then deletes what it wrote', a
   });
   t.equal((await deletion!).statusCode, 204, 'deleted after the import committed');
   t.equal(await matchesOf(s), 0, "no match of the deleted search is left from the import's commit");
+});
+
+t.test("a deleted search's events not yet sent go nowhere, and another search's still go", async (t) => {
+  const { key } = await ctx.newClient('lead_feed');
+  const r = await receiver(t);
+  const ep = await api(ctx, key).create({ url: r.url, events: ['county.data_refreshed'], counties: ['broward'] });
+  const deliver = { webhook_endpoints: [ep.id] };
+  const [gone, kept] = [await newSearch(key, 'gone', deliver), await newSearch(key, 'kept', deliver)];
+  const fanOut = async () => {
+    for (let i = 0; i < 100; i++) if (!(await sql`SELECT (webhooks.fan_out(1000)).more`)[0]!.more) return;
+  };
+  /** The search's deliveries, by import: [load id, status, reason]. */
+  const deliveriesOf = async (publicId: string) =>
+    (
+      await sql<{ load_id: string; status: string; reason: string | null }[]>`
+        SELECT e.load_id::text, d.status, d.reason FROM webhooks.deliveries d JOIN webhooks.events e ON e.id = d.event_id
+         WHERE e.data ->> 'saved_search_id' = ${publicId} ORDER BY e.id`
+    ).map((x) => [x.load_id, x.status, x.reason]);
+  const fanned = await importList(db, 'liberty', 2044, rows('DE'));
+  await fanOut();
+  const queued = await importList(db, 'liberty', 2045, rows('DF')); // its events not fanned out yet
+  t.same(await deliveriesOf(gone), [[fanned.loadId, 'pending', null]], 'the first import made a pending delivery');
+  t.equal((await api(ctx, key).del(`/v1/saved-searches/${gone}`)).statusCode, 204, 'deleted');
+  await fanOut();
+  t.same(
+    await deliveriesOf(gone),
+    [[fanned.loadId, 'skipped', 'the saved search was deleted']],
+    'its pending delivery is skipped with the reason, and its queued event made none',
+  );
+  t.same(
+    await deliveriesOf(kept),
+    [
+      [fanned.loadId, 'pending', null],
+      [queued.loadId, 'pending', null],
+    ],
+    "the other search's events still go",
+  );
+  await r.close();
 });
