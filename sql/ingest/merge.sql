@@ -32,7 +32,9 @@ COMMENT ON FUNCTION ingest.drop_duplicates(regclass, text, bigint) IS
   'in the staging table p_stage; returns the removed lines and the line kept for each.';
 
 -- A NAL file is the county's full roll: update what changed, insert what is new, delete what is gone. Updating
--- in place (never delete + insert) keeps core.parcels.id, the API's public id, stable across loads.
+-- in place (never delete + insert) keeps core.parcels.id, the API's public id, stable across loads. A parcel's change
+-- columns (ingest.roll_changes, from the history merged first) go in the same write: a second write of the county's
+-- parcels would write each of their indexes again.
 -- enable_nestloop = off: the joins below cover the whole county, and the planner's statistics cannot know it (a
 -- county loaded for the first time has none, and rows inserted earlier in this transaction are not in them); a
 -- nested loop over "1 estimated row" turned a 200k-row first load into hours. Hash joins read the county once.
@@ -64,8 +66,10 @@ BEGIN
          living_area_sqft = s.living_area_sqft, land_area_sqft = s.land_area_sqft, building_count = s.building_count,
          residential_units = s.residential_units, legal_description = s.legal_description,
          state_parcel_id = s.state_parcel_id, alt_key = s.alt_key, last_sale_date = s.last_sale_date,
-         last_sale_price = s.last_sale_price, updated_at = now()
+         last_sale_price = s.last_sale_price, owner_changed_year = ch.owner_changed_year,
+         just_value_change_pct = ch.change_pct, updated_at = now()
     FROM ingest.nal_stage s
+    LEFT JOIN ingest.roll_changes(p_county_id) ch ON ch.parcel_id = s.parcel_id AND ch.roll_year = s.roll_year
    WHERE s.load_id = p_load_id AND s.county_id = p_county_id
      AND p.county_id = p_county_id AND p.parcel_id = s.parcel_id
      AND NOT coalesce(s.roll_year < p.roll_year, false)  -- a row of an older year never overwrites a newer one
@@ -73,26 +77,30 @@ BEGIN
           p.site_address_full, p.site_city, p.site_state, p.site_zip, p.dor_use_code, p.property_use_code,
           p.land_use_description, p.just_value, p.assessed_value, p.taxable_value, p.land_value, p.year_built,
           p.effective_year_built, p.living_area_sqft, p.land_area_sqft, p.building_count, p.residential_units,
-          p.legal_description, p.state_parcel_id, p.alt_key, p.last_sale_date, p.last_sale_price)
+          p.legal_description, p.state_parcel_id, p.alt_key, p.last_sale_date, p.last_sale_price,
+          p.owner_changed_year, p.just_value_change_pct)
          IS DISTINCT FROM
          (s.roll_year, s.owner_name, s.owner_address1, s.owner_address2, s.owner_city, s.owner_state, s.owner_zip,
           s.site_address_full, s.site_city, s.site_state, s.site_zip, s.dor_use_code, s.property_use_code,
           s.land_use_description, s.just_value, s.assessed_value, s.taxable_value, s.land_value, s.year_built,
           s.effective_year_built, s.living_area_sqft, s.land_area_sqft, s.building_count, s.residential_units,
-          s.legal_description, s.state_parcel_id, s.alt_key, s.last_sale_date, s.last_sale_price);
+          s.legal_description, s.state_parcel_id, s.alt_key, s.last_sale_date, s.last_sale_price,
+          ch.owner_changed_year, ch.change_pct);
   GET DIAGNOSTICS updated = ROW_COUNT;
 
   INSERT INTO core.parcels (county_id, parcel_id, roll_year, owner_name, owner_address1, owner_address2, owner_city,
          owner_state, owner_zip, site_address_full, site_city, site_state, site_zip, dor_use_code, property_use_code,
          land_use_description, just_value, assessed_value, taxable_value, land_value, year_built, effective_year_built,
          living_area_sqft, land_area_sqft, building_count, residential_units, legal_description, state_parcel_id,
-         alt_key, last_sale_date, last_sale_price)
+         alt_key, last_sale_date, last_sale_price, owner_changed_year, just_value_change_pct)
   SELECT s.county_id, s.parcel_id, s.roll_year, s.owner_name, s.owner_address1, s.owner_address2, s.owner_city,
          s.owner_state, s.owner_zip, s.site_address_full, s.site_city, s.site_state, s.site_zip, s.dor_use_code,
          s.property_use_code, s.land_use_description, s.just_value, s.assessed_value, s.taxable_value, s.land_value,
          s.year_built, s.effective_year_built, s.living_area_sqft, s.land_area_sqft, s.building_count,
-         s.residential_units, s.legal_description, s.state_parcel_id, s.alt_key, s.last_sale_date, s.last_sale_price
+         s.residential_units, s.legal_description, s.state_parcel_id, s.alt_key, s.last_sale_date, s.last_sale_price,
+         ch.owner_changed_year, ch.change_pct
     FROM ingest.nal_stage s
+    LEFT JOIN ingest.roll_changes(p_county_id) ch ON ch.parcel_id = s.parcel_id AND ch.roll_year = s.roll_year
    WHERE s.load_id = p_load_id AND s.county_id = p_county_id
      AND NOT EXISTS (SELECT 1 FROM core.parcels p WHERE p.county_id = p_county_id AND p.parcel_id = s.parcel_id)
    ORDER BY s.line_no;  -- new ids follow the file's order

@@ -155,31 +155,40 @@ COMMENT ON FUNCTION ingest.merge_rolls(bigint, smallint) IS
   'delete parcels the file no longer lists; other years untouched) and records the year in core.parcel_roll_years. '
   'The leaves must exist (ingest.prepare_rolls), except in a dry run, which counts the rows of a missing one as new.';
 
--- The current parcels' change against the roll year before theirs, from the history: what parcel search filters on.
+-- What the current parcel keeps of its history, for every roll year of every parcel of the county: the latest year
+-- whose owner differs from the year before it (normalized names), and the just value's change in percent from the
+-- year before. The NAL merge writes it into the parcels it updates or inserts, in the same write
+-- (ingest.merge_nal), and ingest.refresh_roll_changes into the others.
+CREATE OR REPLACE FUNCTION ingest.roll_changes(p_county_id smallint)
+RETURNS TABLE (parcel_id text, roll_year smallint, owner_changed_year smallint, change_pct numeric)
+  LANGUAGE sql STABLE
+AS $$
+  SELECT h.parcel_id, h.roll_year,
+         max(h.roll_year) FILTER (WHERE h.owner_changed) OVER (PARTITION BY h.parcel_id),
+         round((h.just_value - h.prev_just_value) * 100.0 / nullif(h.prev_just_value, 0), 2)
+    FROM (SELECT r.parcel_id, r.roll_year, r.just_value,
+                 lag(r.just_value) OVER w AS prev_just_value,
+                 core.normalize_text(r.owner_name) IS DISTINCT FROM core.normalize_text(lag(r.owner_name) OVER w)
+                   AND lag(r.roll_year) OVER w IS NOT NULL AS owner_changed
+            FROM core.parcel_rolls r
+           WHERE r.county_id = p_county_id
+          WINDOW w AS (PARTITION BY r.parcel_id ORDER BY r.roll_year)) h
+$$;
+COMMENT ON FUNCTION ingest.roll_changes(smallint) IS
+  'Per parcel and roll year of one county in core.parcel_rolls: owner_changed_year (the latest year whose owner '
+  'differs from the year before) and change_pct (just value against the year before, percent, 2 decimals).';
+
 CREATE OR REPLACE FUNCTION ingest.refresh_roll_changes(p_county_id smallint) RETURNS bigint
   LANGUAGE plpgsql SET enable_nestloop = off AS $$
 DECLARE
   n bigint;
 BEGIN
-  WITH h AS (
-    SELECT r.parcel_id, r.roll_year, r.just_value,
-           lag(r.just_value) OVER w AS prev_just_value,
-           core.normalize_text(r.owner_name) IS DISTINCT FROM core.normalize_text(lag(r.owner_name) OVER w)
-             AND lag(r.roll_year) OVER w IS NOT NULL AS owner_changed
-      FROM core.parcel_rolls r
-     WHERE r.county_id = p_county_id
-    WINDOW w AS (PARTITION BY r.parcel_id ORDER BY r.roll_year)
-  ), c AS (
-    SELECT h.parcel_id, h.roll_year,
-           max(h.roll_year) FILTER (WHERE h.owner_changed) OVER (PARTITION BY h.parcel_id) AS owner_changed_year,
-           round((h.just_value - h.prev_just_value) * 100.0 / nullif(h.prev_just_value, 0), 2) AS change_pct
-      FROM h
-  )
+  -- the parcels the merge did not write (all of them after a load of an older year, or a partition swapped)
   UPDATE core.parcels p
      SET owner_changed_year = x.owner_changed_year, just_value_change_pct = x.change_pct
     FROM (SELECT q.id, c.owner_changed_year, c.change_pct
             FROM core.parcels q
-            LEFT JOIN c ON c.parcel_id = q.parcel_id AND c.roll_year = q.roll_year
+            LEFT JOIN ingest.roll_changes(p_county_id) c ON c.parcel_id = q.parcel_id AND c.roll_year = q.roll_year
            WHERE q.county_id = p_county_id) x
    WHERE p.county_id = p_county_id AND p.id = x.id  -- the county's rows only: no scan of the whole state
      AND (p.owner_changed_year, p.just_value_change_pct) IS DISTINCT FROM (x.owner_changed_year, x.change_pct);

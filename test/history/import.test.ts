@@ -1,6 +1,7 @@
 // Roll years through the NAL importer: Liberty's fixture roll loaded as 2025, then as 2024 (an older year: only the
 // history and the current parcels' change columns change), then as 2026 (the new current roll); re-importing 2024
-// changes 2024 only; the exemptions a file carries reach the history; the partitions exist per county and year.
+// changes 2024 only; a new current year writes each current parcel once (its change columns included); the
+// exemptions a file carries reach the history; the partitions exist per county and year.
 import t from 'tap';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -98,7 +99,19 @@ t.test('an older year goes to the history only; a newer year becomes the current
     SELECT owner_changed_year AS year, just_value_change_pct::text AS pct FROM core.parcels WHERE id = ${p.id}`;
   t.same(changes, { year: 2025, pct: '25.00' }, 'the current parcel knows its change against 2024');
 
+  // every write of a current parcel, counted by a trigger: a new current year writes each parcel once, its change
+  // columns in the same write (a second write would write every index of core.parcels again)
+  await sql`CREATE TABLE public.parcel_writes (id bigint)`;
+  await sql.unsafe(`
+    CREATE FUNCTION public.count_parcel_write() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN INSERT INTO public.parcel_writes VALUES (NEW.id); RETURN NULL; END $$;
+    CREATE TRIGGER count_parcel_write AFTER UPDATE ON core.parcels FOR EACH ROW EXECUTE FUNCTION public.count_parcel_write()`);
   await load(roll(2026, { owner: 'NEW OWNER LLC', jv: 300000 }), 'y2026');
+  const [writes] = await sql<{ writes: number; parcels: number }[]>`
+    SELECT count(*)::int AS writes, count(DISTINCT id)::int AS parcels FROM public.parcel_writes`;
+  await sql.unsafe(`DROP TRIGGER count_parcel_write ON core.parcels; DROP FUNCTION public.count_parcel_write();
+                    DROP TABLE public.parcel_writes`);
+  t.same(writes, { writes: 310, parcels: 310 }, 'the new current year wrote each of the 310 parcels once');
   const now = await target();
   t.same([now.id, now.roll_year, now.owner_name, now.just_value], [p.id, 2026, 'NEW OWNER LLC', '300000']);
   t.same(
