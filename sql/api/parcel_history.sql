@@ -31,12 +31,19 @@ COMMENT ON TYPE api.parcel_roll IS
   'roll year before on file) and are NULL on the oldest row; sales lists the SDF sales dated between the two rolls '
   '(January 1 of each) when the owner changed, else [].';
 
--- plpgsql: its plan is cached (a generic plan prunes the county's partitions at run time), where an SQL function's
--- would be made again at every call, over every partition.
+-- The parcel's county and id are read first, so the history's query has them as parameters: its generic plan prunes
+-- the other counties' leaves when the executor starts. The plan is forced generic because a custom plan, which the
+-- planner prefers here, is made again at every call over the whole partition tree (about 1 ms, against 0.15).
 CREATE FUNCTION api.parcel_history(p_id bigint) RETURNS SETOF api.parcel_roll
   LANGUAGE plpgsql STABLE PARALLEL SAFE
+  SET plan_cache_mode = force_generic_plan
 AS $$
+DECLARE
+  v_county smallint;
+  v_parcel text;
 BEGIN
+  SELECT p.county_id, p.parcel_id INTO v_county, v_parcel FROM core.parcels p WHERE p.id = p_id;
+  IF NOT FOUND THEN RETURN; END IF;
   RETURN QUERY
   SELECT h.roll_year::integer, h.previous_roll_year::integer, h.owner_name, h.owner_address1, h.owner_address2, h.owner_city,
          h.owner_state, h.owner_zip, h.site_address_full, h.dor_use_code, h.property_use_code, h.just_value::float8,
@@ -52,11 +59,10 @@ BEGIN
                     'qualification_code', s.qualification_code, 'grantor', s.grantor, 'grantee', s.grantee)
                   ORDER BY s.sale_date DESC, s.id DESC)
              FROM core.sales s
-            WHERE s.county_id = h.county_id AND s.parcel_key = core.normalize_parcel_id(h.parcel_id)
+            WHERE s.county_id = v_county AND s.parcel_key = core.normalize_parcel_id(v_parcel)
               AND s.sale_date >= make_date(h.previous_roll_year, 1, 1) AND s.sale_date < make_date(h.roll_year, 1, 1)),
            '[]') ELSE '[]' END
-    FROM core.parcels p
-   CROSS JOIN LATERAL (
+    FROM (
      SELECT r.*, lag(r.roll_year) OVER w AS previous_roll_year, lag(r.just_value) OVER w AS previous_just_value,
             CASE WHEN lag(r.roll_year) OVER w IS NOT NULL THEN
               core.normalize_text(r.owner_name) IS DISTINCT FROM core.normalize_text(lag(r.owner_name) OVER w) END
@@ -65,9 +71,8 @@ BEGIN
               (r.dor_use_code, r.property_use_code) IS DISTINCT FROM (lag(r.dor_use_code) OVER w, lag(r.property_use_code) OVER w) END
               AS use_code_changed
        FROM core.parcel_rolls r
-      WHERE r.county_id = p.county_id AND r.parcel_id = p.parcel_id
+      WHERE r.county_id = v_county AND r.parcel_id = v_parcel
      WINDOW w AS (ORDER BY r.roll_year)) h
-   WHERE p.id = p_id
    ORDER BY h.roll_year DESC;
 END $$;
 COMMENT ON FUNCTION api.parcel_history(bigint) IS
