@@ -2,7 +2,8 @@
 // (bench/paced.ts, a process of its own) sends GET /v1/parcels/{id} (parcels drawn at random, auth and metering on,
 // an Enterprise key) to the API, and the same number of requests at the same rate to a bare `node:http` server that
 // answers a fixed body of the same size; the CPU time each server process spends (utime + stime from /proc) is divided
-// by the requests it answered. Variants alternate over several rounds, the order rotating, and medians are reported.
+// by the requests it answered. A third server, bare node:http reading the parcel from Postgres as JSON text, is the
+// floor of any server that reads the row per request. Variants alternate over several rounds, the order rotating, and medians are reported.
 // At a moderate rate a server reads about one request per wake-up of its event loop, so what this measures includes
 // the wake-ups a request costs (its arrival, Redis's reply, Postgres's reply): the voluntary context switches of the
 // server's main thread per request are reported beside the CPU. Then the API runs once more under `--cpu-prof` at
@@ -17,7 +18,7 @@ import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { ownerDatabaseUrl } from '../src/db-url.ts';
+import { apiDatabaseUrl, ownerDatabaseUrl } from '../src/db-url.ts';
 import { benchClient, startApi } from './api.ts';
 import { cpuMs, describeCommit, freePort } from './load.ts';
 import { paced, type PacedResult } from './paced.ts';
@@ -66,21 +67,19 @@ for (const url of ids.slice(0, 50).map((id) => `${api.base}/v1/parcels/${id}`)) 
 }
 const bodyBytes = sizes.sort((a, b) => a - b)[sizes.length >> 1]!;
 
-/** A bare node:http server in a process of its own: one fixed JSON body of `bytes` bytes for every request. */
-async function startBare(bytes: number): Promise<{ process: ChildProcess; url: string; stop: () => Promise<void> }> {
+/** A node:http server in a process of its own (`code` listens on PORT), run from this directory's node_modules. */
+async function startChild(
+  code: (port: number) => string,
+  probe: string,
+): Promise<{ process: ChildProcess; url: string; stop: () => Promise<void> }> {
   const port = await freePort();
-  const code = `const body = Buffer.from(JSON.stringify({ data: 'x'.repeat(${bytes - 11}) }));
-require('node:http').createServer((req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
-  res.end(body);
-}).listen(${port}, '127.0.0.1');`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['-e', code(port)], { stdio: 'inherit' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   process.on('exit', () => child.kill());
   const url = `http://127.0.0.1:${port}/`;
   for (let i = 0; ; i++) {
     try {
-      if ((await fetch(url)).ok) break;
+      if ((await fetch(url + probe)).ok) break;
     } catch {
       if (i > 100) throw new Error('the bare server did not start');
       await new Promise((r) => setTimeout(r, 100));
@@ -95,20 +94,43 @@ require('node:http').createServer((req, res) => {
     },
   };
 }
-const bare = await startBare(bodyBytes);
+/** The bare server: one fixed JSON body of the API's median size for every request. */
+const bare = await startChild(
+  (port) => `const body = Buffer.from(JSON.stringify({ data: 'x'.repeat(${bodyBytes - 11}) }));
+require('node:http').createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+  res.end(body);
+}).listen(${port}, '127.0.0.1');`,
+  '',
+);
+/**
+ * The floor of any server that reads the row from Postgres per request: bare node:http and postgres.js (the API's
+ * driver and role), the parcel as the JSON text Postgres makes, no framework, no auth, no metering.
+ */
+const bareRow = await startChild(
+  (port) => `const sql = require('postgres')(${JSON.stringify(apiDatabaseUrl())}, { max: 3 });
+require('node:http').createServer(async (req, res) => {
+  const [row] = await sql\`SELECT row_to_json(p)::text AS json FROM api.get_parcel(\${req.url.slice(1)}::bigint) p\`;
+  const body = Buffer.from('{"data":' + row.json + '}');
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+  res.end(body);
+}).listen(${port}, '127.0.0.1');`,
+  ids[0]!,
+);
 
 /** Voluntary context switches of a process's main thread: about one per wake-up of an idle event loop. */
 const wakeups = (pid: number) =>
   Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 
 /**
- * The bare server, and the API's by-id read four ways (bench/floor-routes.ts): unguarded, with auth alone, with auth
- * and a bare Redis round trip per request (metering's transport, nothing metered), and as served (auth and metering).
- * The steps between them show what each layer costs, and what the API could cost without a round trip per request.
+ * The bare server, the bare server reading the row, and the API's by-id read four ways (bench/floor-routes.ts):
+ * unguarded, with auth alone, with auth and a bare Redis round trip per request (metering's transport, nothing
+ * metered), and as served (auth and metering). The steps between them show what each layer costs, and what any
+ * server that reads the row per request costs at least.
  */
-type Variant = 'bare' | 'unguarded' | 'auth' | 'auth+round trip' | 'api';
-const VARIANTS: Variant[] = ['bare', 'unguarded', 'auth', 'auth+round trip', 'api'];
-const PREFIXES: Record<Exclude<Variant, 'bare'>, string> = {
+type Variant = 'bare' | 'bare+row' | 'unguarded' | 'auth' | 'auth+round trip' | 'api';
+const VARIANTS: Variant[] = ['bare', 'bare+row', 'unguarded', 'auth', 'auth+round trip', 'api'];
+const PREFIXES: Record<Exclude<Variant, 'bare' | 'bare+row'>, string> = {
   unguarded: '/bench/none/v1',
   auth: '/bench/auth/v1',
   'auth+round trip': '/bench/roundtrip/v1',
@@ -116,26 +138,33 @@ const PREFIXES: Record<Exclude<Variant, 'bare'>, string> = {
 };
 const LABELS: Record<Variant, string> = {
   bare: 'bare node:http, fixed body',
+  'bare+row': 'bare node:http, the row from Postgres as JSON text',
   unguarded: 'API unguarded (no auth, no metering)',
   auth: 'API with auth only',
   'auth+round trip': 'API with auth and a bare Redis round trip',
   api: 'API as served (auth and metering)',
 };
-const urlsOf = (v: Variant) => (v === 'bare' ? [bare.url] : ids.map((id) => `${api.base}${PREFIXES[v]}/parcels/${id}`));
+const urlsOf = (v: Variant) =>
+  v === 'bare'
+    ? [bare.url]
+    : v === 'bare+row'
+      ? ids.map((id) => bareRow.url + id)
+      : ids.map((id) => `${api.base}${PREFIXES[v]}/parcels/${id}`);
+const pidOf = (v: Variant) => (v === 'bare' ? bare : v === 'bare+row' ? bareRow : api).process.pid!;
 interface Run extends PacedResult {
   cpuUs: number;
   wakeups: number;
 }
 
 async function measure(v: Variant, secs: number): Promise<Run> {
-  const pid = v === 'bare' ? bare.process.pid! : api.process.pid!;
+  const pid = pidOf(v);
   const [cpu0, wake0] = [cpuMs([pid]), wakeups(pid)];
   const r = await paced({
     urls: urlsOf(v),
     rate,
     seconds: secs,
     connections,
-    headers: v === 'bare' ? {} : headers,
+    headers: v.startsWith('bare') ? {} : headers,
   });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${v}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return {
@@ -162,6 +191,7 @@ for (let round = 0; round < rounds; round++) {
 }
 await api.stop();
 await bare.stop();
+await bareRow.stop();
 
 // The profile: the API again, alone, under the same paced load.
 const profileDir = mkdtempSync(join(tmpdir(), 'api-cost-'));
@@ -256,7 +286,9 @@ const report = `# The API process's own cost per request
 - Command: \`make bench-api-cost\` (\`${command}\`)
 - Method: a paced client (\`bench/paced.ts\`, its own process) sends ${rate} requests/s, evenly spaced, over
   ${connections} keep-alive connections, for ${seconds} s, to each of: a bare \`node:http\` server answering a fixed
-  ${bodyBytes}-byte JSON body (the median size of the API's answers), and the API (\`bench/server.ts\`, as \`make run\`
+  ${bodyBytes}-byte JSON body (the median size of the API's answers), the same server reading the parcel from
+  Postgres per request through postgres.js as the JSON text Postgres makes (the floor of any server that reads the
+  row: no framework, auth or metering), and the API (\`bench/server.ts\`, as \`make run\`
   serves it, plus the floor routes of \`bench/floor-routes.ts\`, an Enterprise key) answering GET /parcels/{id} over
   ${ids.length} parcels drawn at random four ways: unguarded, with auth only, with auth and a bare Redis round trip per
   request (metering's transport with nothing metered), and as served (\`/v1\`, auth and metering). CPU per request is
