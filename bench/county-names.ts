@@ -1,8 +1,10 @@
 // Search in a county on owner names drawn at random from the state: parcels drawn uniformly, so a common name (JOHNSON
 // JOHN, GONZALEZ JOSE) comes as often as the roll holds it, each owner name searched in its own county as the API
 // sends it (api.parcel_search_hits: the query read inside, a page of 25 and the total), one at a time and then at 4
-// connections. Reports p50 / p95 / max and the slowest queries. With --old, the same names run against a second
-// database too (the code before a change), the two alternated phase by phase, so both meet the same machine.
+// connections. Reports p50 / p95 / max and the slowest queries, and the same names' reading alone
+// (api.parcel_query_words, one at a time): the part of each search no intersection can save. With --old, the same
+// names run against a second database too (the code before a change), the two alternated phase by phase, so both
+// meet the same machine.
 //   DATABASE_URL=<the bench database> node --import tsx bench/county-names.ts [--names 400] [--seed 7] [--old <url>]
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
@@ -45,8 +47,16 @@ export interface Timed extends CountyName {
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
-/** Every name searched once, by `connections` workers each on its own connection; the latency of each. */
-export async function searchNames(url: string, names: CountyName[], connections: number): Promise<Timed[]> {
+/**
+ * Every name searched once, by `connections` workers each on its own connection; the latency of each. With
+ * `readingOnly`, only the query's reading (api.parcel_query_words), which every search does first.
+ */
+export async function searchNames(
+  url: string,
+  names: CountyName[],
+  connections: number,
+  readingOnly = false,
+): Promise<Timed[]> {
   const sql = postgres(url, {
     max: connections,
     onnotice: () => {},
@@ -62,8 +72,10 @@ export async function searchNames(url: string, names: CountyName[], connections:
         while (next < names.length) {
           const name = names[next++]!;
           const t0 = performance.now();
-          await sql`SELECT total, hits FROM api.parcel_search_hits(p_query => ${name.query},
-                      p_county => ${[name.county]}::text[], p_limit => 25)`;
+          if (readingOnly) await sql`SELECT api.parcel_query_words(${name.query})`;
+          else
+            await sql`SELECT total, hits FROM api.parcel_search_hits(p_query => ${name.query},
+                        p_county => ${[name.county]}::text[], p_limit => 25)`;
           timed.push({ ...name, ms: performance.now() - t0 });
         }
       }),
@@ -114,6 +126,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       if (connections === 1)
         slow.push(`${label}: ${s.slowest.map((t) => `${t.query} (${t.county}) ${t.ms.toFixed(0)} ms`).join('; ')}`);
     }
+  }
+  for (const [label, u] of targets) {
+    const s = summary(await searchNames(u, names, 1, true));
+    rows.push(
+      `| ${label}, reading the query alone | 1 | ${s.p50.toFixed(1)} | ${s.p95.toFixed(1)} | ${s.max.toFixed(1)} |`,
+    );
   }
   console.log('\n| code | connections | p50 ms | p95 ms | max ms |\n| --- | ---: | ---: | ---: | ---: |');
   for (const r of rows) console.log(r);

@@ -73,11 +73,11 @@ const LOOKUP_MISS = {
 };
 const PLACE_MISS = {
   why: "the SQL of a place query is 1 ms (point) to 3-5 ms (near 500 m with its total) warm; the rest is the request path and waiting for the 2 shared cores, and after the cache warm-up part of the parcel pages a place reads are outside PostgreSQL's buffers (analysis.md, section 2)",
-  meet: 'cores of its own for the API and the load generator, and memory for the whole 18 GB database in cache',
+  meet: 'cores of its own for the API and the load generator, and memory to hold the whole database in cache',
 };
 const SEARCH_MISS = {
-  why: 'a search costs the database about 8.5 ms of CPU statewide and 5.5 ms in a county at full state (bench/search-cost.ts): 3 ms reading the query\'s words against the vocabulary and the deletion index, then about 400 intersections of id arrays with its terms\' postings, each copying whole arrays, then ranking and the exact total; under load on 2 shared cores a request waits for the searches ahead of it (compare the "alone" column)',
-  meet: 'one core for Postgres per two concurrent searches (read replicas: results/replicas.md), or intersections that skip instead of copy (compressed bitmaps in C) and word-pair postings for frequent term pairs (results/search.md, "Database CPU per search")',
+  why: 'a search costs the database about 13 ms of CPU statewide and 8 ms in a county at full state (bench/search-cost.ts), of which 4.6-5.6 ms read the query\'s words against the vocabulary and the deletion index, then the intersections of its terms\' postings, ranking and the exact total; under load on 2 shared cores a request waits for the searches ahead of it (compare the "alone" column)',
+  meet: 'one core for Postgres per two concurrent searches (read replicas: results/replicas.md), a cheaper reading of the query\'s words, and intersections that skip instead of copy (results/search.md, "Database CPU per search")',
 };
 const AUTOCOMPLETE_MISS = {
   why: "the workload types into the second word, which is computed live: the first word read as a search reads it (typos included), the second word's completions, then about 30 candidates scored (bench/autocomplete.ts breaks it down; no step dominates); only a single word of 1-3 letters is precomputed (core.typeahead_prefixes)",
