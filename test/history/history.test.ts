@@ -124,6 +124,14 @@ t.test('the current parcels keep the change columns the history gives', async (t
   t.equal(n!.rolls, 1555, 'the fixtures still load 1,555 current parcels');
 });
 
+t.test('a call reads no parcel it was not given and keeps one generic plan', async (t) => {
+  t.same(await history(-1), [], 'no parcel, no row');
+  // a custom plan, which the planner prefers for this query, is made at every call over every roll partition
+  const [f] = await sql<{ config: string[] }[]>`
+    SELECT proconfig AS config FROM pg_proc WHERE oid = 'api.parcel_history(bigint)'::regprocedure`;
+  t.ok(f!.config.includes('plan_cache_mode=force_generic_plan'), f!.config.join(', '));
+});
+
 t.test('REST and MCP give what psql gives; 404 and 400', async (t) => {
   const c = await newClient('developer');
   for (const id of [1, 2, 3, 273]) {
