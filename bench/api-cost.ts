@@ -3,7 +3,8 @@
 // an Enterprise key) to the API, and the same number of requests at the same rate to a bare `node:http` server that
 // answers a fixed body of the same size; the CPU time each server process spends (utime + stime from /proc) is divided
 // by the requests it answered. A third server, bare node:http reading the parcel from Postgres as JSON text, is the
-// floor of any server that reads the row per request. Variants alternate over several rounds, the order rotating, and medians are reported.
+// floor of any server that reads the row per request. Variants alternate over several rounds, the order rotating,
+// and medians are reported.
 // At a moderate rate a server reads about one request per wake-up of its event loop, so what this measures includes
 // the wake-ups a request costs (its arrival, Redis's reply, Postgres's reply): the voluntary context switches of the
 // server's main thread per request are reported beside the CPU. Then the API runs once more under `--cpu-prof` at
@@ -94,12 +95,14 @@ async function startChild(
     },
   };
 }
+/** How both bare servers answer: `body`, a Buffer, as JSON. */
+const SEND = `res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+  res.end(body);`;
 /** The bare server: one fixed JSON body of the API's median size for every request. */
 const bare = await startChild(
   (port) => `const body = Buffer.from(JSON.stringify({ data: 'x'.repeat(${bodyBytes - 11}) }));
 require('node:http').createServer((req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
-  res.end(body);
+  ${SEND}
 }).listen(${port}, '127.0.0.1');`,
   '',
 );
@@ -112,8 +115,7 @@ const bareRow = await startChild(
 require('node:http').createServer(async (req, res) => {
   const [row] = await sql\`SELECT row_to_json(p)::text AS json FROM api.get_parcel(\${req.url.slice(1)}::bigint) p\`;
   const body = Buffer.from('{"data":' + row.json + '}');
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
-  res.end(body);
+  ${SEND}
 }).listen(${port}, '127.0.0.1');`,
   ids[0]!,
 );

@@ -41,8 +41,10 @@ AS $$
 DECLARE
   v_county smallint;
   v_parcel text;
+  v_parcel_key text;
 BEGIN
-  SELECT p.county_id, p.parcel_id INTO v_county, v_parcel FROM core.parcels p WHERE p.id = p_id;
+  SELECT p.county_id, p.parcel_id, p.parcel_key INTO v_county, v_parcel, v_parcel_key
+    FROM core.parcels p WHERE p.id = p_id;
   IF NOT FOUND THEN RETURN; END IF;
   RETURN QUERY
   SELECT h.roll_year::integer, h.previous_roll_year::integer, h.owner_name, h.owner_address1, h.owner_address2, h.owner_city,
@@ -59,7 +61,7 @@ BEGIN
                     'qualification_code', s.qualification_code, 'grantor', s.grantor, 'grantee', s.grantee)
                   ORDER BY s.sale_date DESC, s.id DESC)
              FROM core.sales s
-            WHERE s.county_id = v_county AND s.parcel_key = core.normalize_parcel_id(v_parcel)
+            WHERE s.county_id = v_county AND s.parcel_key = v_parcel_key
               AND s.sale_date >= make_date(h.previous_roll_year, 1, 1) AND s.sale_date < make_date(h.roll_year, 1, 1)),
            '[]') ELSE '[]' END
     FROM (
