@@ -1,11 +1,12 @@
 // Saved searches: what matching costs an import. 10,000 saved delinquency searches spread over the 67 counties
 // (one or two counties each, 5% statewide; amounts, status and tax year varied), then a delinquency list of 10
 // counties that changes 50,000 records, imported with the searches active and with none (their client on a plan
-// without saved searches), alternating in one run (ABBA). Then the delivery check: a fresh year of 50,000 records
+// without saved searches), alternating in one run (ABBA); after each import its matching, as a webhook worker runs it
+// after the commit (saved.match_next), timed on its own. Then the delivery check: a fresh year of 50,000 records
 // (every one new) imported with the searches, its pairs compared with every search run by the endpoint's own
 // builder over the new rows, and the records of its saved_search.matched events with the pairs. Between them, where
-// the matching's time goes: one more change of every record in a rolled-back transaction, each step of
-// saved.deliver_load timed by auto_explain (with the plan of the statement that pairs records and searches).
+// the matching's time goes: one more change of every record in a rolled-back transaction, queued and matched, each
+// step of saved.match_next timed by auto_explain (with the plan of the statement that pairs records and searches).
 // Writes bench/results/saved-searches.md. Uses its own database, cloned from the template: a test template, or a
 // copy of a bench state (bench/state.ts) with sql/ applied, to measure at that scale. Or, with --in-place, a database
 // that cannot be copied (the full state): the run works in it and removes what it added however it ends
@@ -87,8 +88,9 @@ function writeList(dir: string, name: string, year: number, v: number): string {
   return file;
 }
 
-/** Each statement of saved.deliver_load that auto_explain reported (milliseconds), named by what it does. */
+/** Each statement of saved.match_next that auto_explain reported (milliseconds), named by what it does. */
 const STEPS: [string, RegExp][] = [
+  ["the import's queued keys read back into the matching transaction", /INSERT INTO pg_temp\.saved_keys/],
   ['pairs: searches x changed records through the index', /CREATE TEMP TABLE saved_pairs/],
   ['full predicate on the pairs of searches beyond the prefilter', /DELETE FROM pg_temp\.saved_pairs/],
   [
@@ -96,6 +98,7 @@ const STEPS: [string, RegExp][] = [
     /INSERT INTO saved\.match_records/,
   ],
   ['saved_search.matched events (100 match ids each)', /INSERT INTO webhooks\.events/],
+  ["the import's queue emptied", /DELETE FROM saved\.queued/],
 ];
 
 /** How many (search, record) matches a load recorded: its searches' match ids (the load's rows, by its index). */
@@ -109,8 +112,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 /**
  * Removes everything a run added to the database (or left by a run that was killed): its delinquency records (the
- * bench's tax years in its counties) and their sources, its loads with their matches, events, outbox rows and
- * staging rows, its client with its searches, endpoints and deliveries. One transaction.
+ * bench's tax years in its counties) and their sources, its loads with their matches, queued keys, events, outbox
+ * rows and staging rows, its client with its searches, endpoints and deliveries. One transaction.
  */
 async function removeBenchData(sql: postgres.Sql) {
   await sql.begin(async (tx) => {
@@ -121,6 +124,9 @@ async function removeBenchData(sql: postgres.Sql) {
               WHERE county_id IN (${counties}) AND tax_year IN (${YEAR}, ${FRESH_YEAR})`;
     await tx`DELETE FROM saved.search_matches WHERE load_id IN (${loads})`;
     await tx`DELETE FROM saved.match_records WHERE load_id IN (${loads})`;
+    await tx`DELETE FROM saved.queued_keys WHERE load_id IN (${loads})`;
+    await tx`DELETE FROM saved.queued_old WHERE load_id IN (${loads})`;
+    await tx`DELETE FROM saved.queued_loads WHERE load_id IN (${loads})`;
     await tx`DELETE FROM webhooks.events WHERE load_id IN (${loads})`;
     await tx`DELETE FROM webhooks.outbox WHERE load_id IN (${loads})`;
     await tx`DELETE FROM ingest.delinquency_stage WHERE load_id IN (${loads})`;
@@ -181,6 +187,14 @@ async function scenario(sql: postgres.Sql, started: Date) {
   const fresh = writeList(dir, `${TAG}-fresh.csv`, FRESH_YEAR, 0);
   const run = (file: string) =>
     importDelinquencies({ file, databaseUrl: url, rejects: join(dir, 'rejects.csv'), quiet: true, maxDeleteRate: 1 });
+  /** What a webhook worker does after the import's commit: every queued import matched (saved.match_next); seconds. */
+  const match = async () => {
+    const t0 = performance.now();
+    for (;;) {
+      const [r] = await sql<{ load_id: string | null }[]>`SELECT load_id FROM saved.match_next()`;
+      if (r!.load_id === null) return (performance.now() - t0) / 1000;
+    }
+  };
 
   // the searches, as POST /v1/saved-searches stores them (args for the builder, the counties that prefilter)
   const [client] = await sql<{ id: string }[]>`
@@ -242,8 +256,10 @@ async function scenario(sql: postgres.Sql, started: Date) {
   process.stdout.write(`first load of ${RECORDS} records (not measured)… `);
   await setSearches(false);
   await run(listA);
+  await match();
   console.log('done');
-  const runs: { searches: boolean; seconds: number; merge: number; changed: number; matches: number }[] = [];
+  const runs: { searches: boolean; seconds: number; merge: number; match: number; changed: number; matches: number }[] =
+    [];
   let next = listB;
   const order = Array.from({ length: ROUNDS }, (_, i) => (i % 2 === 0 ? [false, true] : [true, false])).flat();
   for (const on of order) {
@@ -251,22 +267,28 @@ async function scenario(sql: postgres.Sql, started: Date) {
     await sql`VACUUM ANALYZE core.tax_delinquencies, saved.match_records, saved.search_matches`;
     await setSearches(on);
     const s = await run(next);
+    const matching = await match();
     next = next === listA ? listB : listA;
     const changed = s.counties.reduce((a, c) => a + Number(c.updated) + Number(c.inserted), 0);
     const n = await matchesOf(sql, s.loadId);
-    runs.push({ searches: on, seconds: s.seconds, merge: s.phases.merge, changed, matches: n });
+    runs.push({ searches: on, seconds: s.seconds, merge: s.phases.merge, match: matching, changed, matches: n });
     console.log(
-      `import ${on ? 'with' : 'without'} searches: ${s.seconds.toFixed(2)} s (merge ${s.phases.merge.toFixed(2)} s), ${changed} changed, ${n} matches`,
+      `import ${on ? 'with' : 'without'} searches: ${s.seconds.toFixed(2)} s (merge ${s.phases.merge.toFixed(2)} s), then matching ${matching.toFixed(2)} s, ${changed} changed, ${n} matches`,
     );
   }
   const withRuns = runs.filter((r) => r.searches);
-  const withoutRuns = runs.filter((r) => !r.searches);
   const pairRatios = Array.from({ length: ROUNDS }, (_, i) => {
     const [a, b] = [runs[2 * i]!, runs[2 * i + 1]!];
     return (a.searches ? a.seconds : b.seconds) / (a.searches ? b.seconds : a.seconds);
   });
   const ratio = median(pairRatios);
-  const matchSeconds = median(withRuns.map((r) => r.merge)) - median(withoutRuns.map((r) => r.merge));
+  const matchSeconds = median(withRuns.map((r) => r.match));
+  // the whole work, the import and then its matching, with / without (the import alone without: nothing is queued)
+  const workRatios = Array.from({ length: ROUNDS }, (_, i) => {
+    const [a, b] = [runs[2 * i]!, runs[2 * i + 1]!];
+    const [w, wo] = a.searches ? [a, b] : [b, a];
+    return (w.seconds + w.match) / (wo.seconds + wo.match);
+  });
 
   const steps = await profile(sql, client!.id);
 
@@ -274,6 +296,7 @@ async function scenario(sql: postgres.Sql, started: Date) {
   await clearMatches();
   await setSearches(true);
   const f = await run(fresh);
+  await match();
   await sql`CREATE TEMP TABLE expected (search_id uuid, record_id bigint)`;
   const benchCounties = (await sql<{ id: number }[]>`SELECT id FROM core.counties WHERE slug = ANY (${COUNTIES})`).map(
     (r) => r.id,
@@ -321,38 +344,42 @@ name a county of the list or none (median); matching reaches a county's records 
 
 Each import changes all ${RECORDS.toLocaleString('en-US')} records (amounts and status), so every record is compared before
 and after the import. "Without": the same searches, their client on a plan without saved searches (nothing is
-captured or matched).
+captured or matched). The import notes the changed records' keys and queues them with its commit; a webhook worker
+then matches them (\`saved.match_next\`), timed here right after each import as "matching".
 
-| run | with searches | seconds | merge s | records changed | matches |
-| --- | --- | --- | --- | --- | --- |
-${runs.map((r, i) => `| ${i + 1} | ${r.searches ? 'yes' : 'no'} | ${fmt(r.seconds)} | ${fmt(r.merge)} | ${r.changed} | ${r.matches} |`).join('\n')}
+| run | with searches | import s | merge s | then matching s | records changed | matches |
+| --- | --- | --- | --- | --- | --- | --- |
+${runs.map((r, i) => `| ${i + 1} | ${r.searches ? 'yes' : 'no'} | ${fmt(r.seconds)} | ${fmt(r.merge)} | ${fmt(r.match)} | ${r.changed} | ${r.matches} |`).join('\n')}
 
 - Import time with / without, per back-to-back pair: ${pairRatios.map(fmt).join(', ')}; median **${fmt(ratio)}**
   (**${((ratio - 1) * 100).toFixed(0)}% slower**; target: at most 20%).
-- Time to find the matches (median merge with minus without): **${fmt(matchSeconds)} s** for ${RECORDS.toLocaleString('en-US')}
-  changed records.
+- Time to find the matches (\`saved.match_next\` after the import's commit, median): **${fmt(matchSeconds)} s** for
+  ${RECORDS.toLocaleString('en-US')} changed records.
+- The import and then its matching, with / without, per pair: ${workRatios.map(fmt).join(', ')}; median
+  ${fmt(median(workRatios))} (the whole work the database does for the import, part of it after the commit).
 
 ## Where the matching's time goes
 
 ${
   steps
-    ? `Every record of the list changed once more (amount and status) under a merge, then \`saved.deliver_load\`, in a
-rolled-back transaction, each statement of 5 ms or more timed by auto_explain (no per-node timing; milliseconds; the
-machine's load as above):
+    ? `Every record of the list changed once more (amount and status) under a merge, queued (\`saved.queue_load\`), then
+matched (\`saved.match_next\`), in one rolled-back transaction, each statement of 5 ms or more timed by auto_explain
+(no per-node timing; milliseconds; the machine's load as above):
 
 | step | ms |
 | --- | --- |
 | the changes without saved searches (${RECORDS.toLocaleString('en-US')} records, 10 merge statements) | ${steps.bare.toFixed(0)} |
 | the same changes, the capture triggers noting them | ${steps.capture.toFixed(0)} |
-${steps.rows.map(([k, v]) => `| ${k} | ${v.toFixed(0)} |`).join('\n')}
-| saved.deliver_load in all (${steps.matches} matches, ${steps.events} events) | ${steps.total.toFixed(0)} |
+| the noted records queued with the import (saved.queue_load) | ${steps.queue.toFixed(0)} |
+| after the commit, saved.match_next in all (${steps.matches} matches, ${steps.events} events): | ${steps.total.toFixed(0)} |
+${steps.rows.map(([k, v]) => `| - ${k} | ${v.toFixed(0)} |`).join('\n')}
 
 The pairing statement's plan:
 
 \`\`\`
 ${steps.plan}
 \`\`\``
-    : "Not measured: this database has no saved.match_load (matching in the merge statements' triggers)."
+    : "Not measured: this database has no saved.match_next (matching in the import's transaction)."
 }
 
 ## Matches delivered once
@@ -360,7 +387,7 @@ ${steps.plan}
 A fresh tax year of ${RECORDS.toLocaleString('en-US')} records (every one new) imported with the ${SEARCHES.toLocaleString('en-US')} searches:
 
 - exhaustive pairs (every search run through the endpoint's own builder over the new rows): **${check!.expected}**;
-- pairs recorded by the import: **${check!.found}** (missing ${check!.missing}, extra ${check!.extra});
+- pairs recorded by its matching: **${check!.found}** (missing ${check!.missing}, extra ${check!.extra});
 - records in the load's ${events!.n} saved_search.matched events (at most ${events!.largest} an event): **${check!.delivered}**,
   of which distinct (search, record): ${check!.distinct_delivered}.
 
@@ -380,15 +407,19 @@ is the records changed and the matches they make; the base import grows with the
 
 /**
  * The steps of matching, timed: every bench record of YEAR changed under a merge of its county (the capture triggers
- * run), then saved.deliver_load with auto_explain reporting each nested statement; all rolled back. Null when the
- * database matches in the merge statements' triggers instead (no saved.match_load).
+ * run), queued as the import queues them, then saved.match_next with auto_explain reporting each nested statement;
+ * all in one transaction, rolled back. Null when the database matches in the import's transaction (no
+ * saved.match_next).
  */
 async function profile(sql: postgres.Sql, clientId: string) {
-  const [has] = await sql<{ ok: boolean }[]>`SELECT to_regproc('saved.match_load') IS NOT NULL AS ok`;
+  const [has] = await sql<{ ok: boolean }[]>`SELECT to_regproc('saved.match_next') IS NOT NULL AS ok`;
   if (!has!.ok) return null;
   const notices: string[] = [];
   const db = postgres(url, { max: 1, onnotice: (n) => notices.push(String(n.message)) });
-  const result = { bare: 0, capture: 0, total: 0, matches: 0, events: 0, rows: [] as [string, number][], plan: '' };
+  const result = {
+    ...{ bare: 0, capture: 0, queue: 0, total: 0, matches: 0, events: 0 },
+    ...{ rows: [] as [string, number][], plan: '' },
+  };
   await db
     .begin(async (tx) => {
       const [load] = await tx<{ id: number }[]>`
@@ -414,8 +445,10 @@ async function profile(sql: postgres.Sql, clientId: string) {
       result.bare = await change();
       await tx`ROLLBACK TO SAVEPOINT bare`;
       await tx`UPDATE accounts.clients SET plan = 'enterprise' WHERE id = ${clientId}`;
-      const captured = await change();
-      result.capture = captured;
+      result.capture = await change();
+      const t0 = performance.now();
+      await tx`SELECT saved.queue_load(${load!.id})`;
+      result.queue = performance.now() - t0;
       await tx.unsafe(`LOAD 'auto_explain'`);
       // statements of 5 ms and more, not timed node by node (per-node timing of nested statements costs more than
       // the statements)
@@ -423,8 +456,10 @@ async function profile(sql: postgres.Sql, clientId: string) {
         SET LOCAL auto_explain.log_nested_statements = on; SET LOCAL auto_explain.log_timing = off;
         SET LOCAL client_min_messages = log`);
       const t1 = performance.now();
-      const [r] = await tx<{ events: number }[]>`SELECT saved.deliver_load(${load!.id}) AS events`;
+      const [r] = await tx<{ load_id: string; events: number }[]>`SELECT load_id, events FROM saved.match_next()`;
       result.total = performance.now() - t1;
+      if (Number(r!.load_id) !== load!.id)
+        throw new Error(`another import was queued before the profile's: ${r!.load_id}`);
       await tx.unsafe(`SET LOCAL client_min_messages = notice; SET LOCAL auto_explain.log_min_duration = -1`);
       result.events = r!.events;
       result.matches = await matchesOf(tx, load!.id);

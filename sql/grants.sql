@@ -26,8 +26,8 @@ BEGIN
     EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = public, pg_temp', f);
   END LOOP;
 END $$;
--- Saved searches (docs/saved-searches.md): managed and read through sql/saved's SECURITY DEFINER functions, as
--- api_webhooks (the role of the webhooks' management writes); nothing of the tables.
+-- Saved searches (docs/saved-searches.md): managed, read and matched (the webhook workers) through sql/saved's
+-- SECURITY DEFINER functions, as api_webhooks (the role of the webhooks' management writes); nothing of the tables.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA saved FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA saved FROM PUBLIC;
 GRANT USAGE ON SCHEMA saved TO api_webhooks;
@@ -41,5 +41,6 @@ GRANT EXECUTE ON FUNCTION
   saved.recent_matches(uuid, integer),
   saved.claim_digest(timestamptz),
   saved.mark_digest_sent(uuid, bigint, timestamptz),
-  saved.unsubscribe(text)
+  saved.unsubscribe(text),
+  saved.match_next()
 TO api_webhooks;

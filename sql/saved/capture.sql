@@ -1,19 +1,22 @@
--- Matching (docs/saved-searches.md#matching), in two steps of the import's transaction:
+-- Matching (docs/saved-searches.md#matching), in two steps: the capture in the import's transaction, the match after
+-- it commits.
 --  1. capture: during a merge, statement-level triggers on core.tax_delinquencies and core.parcels note, from the
 --     statement's transition tables (the rows the webhook capture turns into events), the prefilter keys (county,
 --     tax year, status, amount) of each record it inserted or changed, as it is now and, the first time a record
 --     changes in the import, as it was before; and that version whole where a search's filter is more than those
 --     keys. A delinquency's snapshot as it is now (what a match keeps) is noted with its keys, so recording its
---     matches reads no record again. In temporary tables that go with the transaction; only when some entitled
---     search of the resource can match in the merged county.
---  2. match (saved.match_load, from saved.deliver_load after the merges): the keys table is indexed on (county,
---     amount); every entitled search is joined to it by an index range scan per county it names (searches.county_ids,
---     tax_year, status, amount_min/max), so a record is never tested against a search that cannot match it, and the
---     keys from before leave out a record that was in the result already. Searches whose filter is more than those
---     columns (searches.exact false) then have their pairs checked with the predicate their endpoint's builder
---     writes, now and before. The pairs never recorded before are recorded: one saved.match_records row per record
---     with the searches it entered, and one saved.search_matches row per search with its match ids
---     (sql/saved/storage.sql reads them). Outside a merge nothing is captured.
+--     matches reads no record again. In temporary tables, only when some entitled search of the resource can match
+--     in the merged county; after the merges saved.queue_load copies them into saved.queued_keys and
+--     saved.queued_old with the import, which commits them.
+--  2. match (saved.match_next, run by a webhook worker after the commit, one import at a time, oldest first): the
+--     import's keys back in temporary tables, indexed on (county, amount); every entitled search is joined to them
+--     by an index range scan per county it names (searches.county_ids, tax_year, status, amount_min/max), so a record
+--     is never tested against a search that cannot match it, and the keys from before leave out a record that was
+--     in the result already. Searches whose filter is more than those columns (searches.exact false) then have their
+--     pairs checked with the predicate their endpoint's builder writes, now and before. The pairs never recorded
+--     before are recorded: one saved.match_records row per record with the searches it entered, and one
+--     saved.search_matches row per search with its match ids (sql/saved/storage.sql reads them); then the
+--     saved_search.matched events (saved.deliver_load). Outside a merge nothing is captured.
 
 -- A search's predicate, or false when its builder now refuses its arguments: an import never fails for a search.
 CREATE OR REPLACE FUNCTION saved.predicate(p_resource text, p_args jsonb) RETURNS text
@@ -39,31 +42,47 @@ $$;
 COMMENT ON FUNCTION saved.entitled_searches(text) IS
   'The saved searches of a resource that matching considers: their client is active on a plan with saved searches.';
 
+CREATE OR REPLACE FUNCTION saved.record_table(p_resource text) RETURNS text
+  LANGUAGE sql IMMUTABLE
+  RETURN CASE p_resource WHEN 'parcels' THEN 'core.parcels' ELSE 'core.tax_delinquencies' END;
+COMMENT ON FUNCTION saved.record_table(text) IS 'The table of a saved search''s resource.';
+
+-- The transaction's capture tables of a resource, made once: pg_temp.saved_keys_<resource>, each noted record's
+-- prefilter keys (county, tax year, status, amount: saved.match_resource) now and, when it existed before the import,
+-- then, and a delinquency's snapshot now (webhooks.delinquency_snapshot_of; NULL for a parcel, read when matched);
+-- and pg_temp.saved_old_<resource>, versions from before the import, whole (columns as the table's), for the
+-- searches whose filter is more than those keys (saved.whole_rows).
+CREATE OR REPLACE FUNCTION saved.capture_tables(p_resource text) RETURNS void
+  LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+  IF to_regclass('pg_temp.saved_keys_' || p_resource) IS NULL THEN
+    EXECUTE format('CREATE TEMP TABLE %I (id bigint PRIMARY KEY, county_id smallint, tax_year integer, status text, '
+                   'amount numeric, existed boolean, old_tax_year integer, old_status text, old_amount numeric, '
+                   'snapshot webhooks.delinquency_snapshot) '
+                   'ON COMMIT DROP', 'saved_keys_' || p_resource);
+    EXECUTE format('CREATE TEMP TABLE %I (LIKE %s, PRIMARY KEY (id)) ON COMMIT DROP', 'saved_old_' || p_resource,
+                   saved.record_table(p_resource));
+  END IF;
+END $$;
+COMMENT ON FUNCTION saved.capture_tables(text) IS
+  'Makes the transaction''s capture tables of a resource (pg_temp.saved_keys_<resource>, saved_old_<resource>) '
+  'unless they exist: the triggers fill them during a merge, saved.match_next from the queue.';
+
 -- Step 1's guard: true during a merge when an entitled search of the resource names the merged county or none; it
--- then makes the transaction's capture tables: pg_temp.saved_keys_<resource>, each changed record's prefilter keys
--- (county, tax year, status, amount: saved.match_resource) now and, when it existed before the import, then, and a
--- delinquency's snapshot now (webhooks.delinquency_snapshot_of; NULL for a parcel, read when matched); and
--- pg_temp.saved_old_<resource>, versions from before the import, whole (columns as the table's), for the searches
--- whose filter is more than those keys (saved.whole_rows).
+-- then makes the transaction's capture tables (saved.capture_tables).
 CREATE OR REPLACE FUNCTION saved.capturing(p_resource text) RETURNS boolean
   LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
   v_county smallint := (webhooks.current_merge()).county_id;
-  v_table text := CASE p_resource WHEN 'parcels' THEN 'core.parcels' ELSE 'core.tax_delinquencies' END;
 BEGIN
   IF v_county IS NULL OR NOT EXISTS (
        SELECT 1 FROM saved.entitled_searches(p_resource) s
         WHERE s.county_ids IS NULL OR s.county_ids OPERATOR(pg_catalog.@>) ARRAY[v_county]) THEN
     RETURN false;
   END IF;
-  IF to_regclass('pg_temp.saved_keys_' || p_resource) IS NULL THEN
-    EXECUTE format('CREATE TEMP TABLE %I (id bigint PRIMARY KEY, county_id smallint, tax_year integer, status text, '
-                   'amount numeric, existed boolean, old_tax_year integer, old_status text, old_amount numeric, '
-                   'snapshot webhooks.delinquency_snapshot) '
-                   'ON COMMIT DROP', 'saved_keys_' || p_resource);
-    EXECUTE format('CREATE TEMP TABLE %I (LIKE %s, PRIMARY KEY (id)) ON COMMIT DROP', 'saved_old_' || p_resource, v_table);
-  END IF;
+  PERFORM saved.capture_tables(p_resource);
   RETURN true;
 END $$;
 COMMENT ON FUNCTION saved.capturing(text) IS
@@ -152,11 +171,10 @@ CREATE OR REPLACE FUNCTION saved.match_resource(p_load_id bigint, p_resource tex
 AS $$
 DECLARE
   parcels constant boolean := p_resource = 'parcels';
-  v_table constant text := CASE WHEN parcels THEN 'core.parcels' ELSE 'core.tax_delinquencies' END;
+  v_table constant text := saved.record_table(p_resource);
   v_alias constant text := CASE WHEN parcels THEN 'p' ELSE 'd' END;  -- the alias the builders' predicates use
   -- the record as it is kept (saved.match_records): a delinquency as the snapshot the capture noted (k.snapshot), a
-  -- parcel as its JSON, read by id. A noted record is still there: an import's merge deletes only the records its
-  -- list no longer holds, which it did not write.
+  -- parcel as its JSON, read by id when it matches (none when a later import has removed it: no match).
   v_hit constant text := CASE WHEN parcels
     THEN '(SELECT webhooks.parcel_hit(p, c.slug, c.name) FROM core.parcels p JOIN core.counties c ON c.id = p.county_id
             WHERE p.id = k.id)'
@@ -213,10 +231,10 @@ BEGIN
       v_table, v_old, v_alias, v_search.predicate) USING v_search.id;
   END LOOP;
 
-  -- Ids in commit order (see saved.deliver_load): the lock is held to the end of the import's transaction. It also
-  -- makes the matches recorded before (read after taking it) final, so they are left out without a conflict check.
-  -- And it orders the import with a search's deletion (saved.delete_matches): only searches that still exist get
-  -- matches.
+  -- Ids in commit order: the lock is held to the end of the matching transaction (saved.match_next takes it first).
+  -- It also makes the matches recorded before (read after taking it) final, so they are left out without a conflict
+  -- check. And it orders the matching with a search's deletion (saved.delete_matches): only searches that still
+  -- exist get matches.
   -- One row per record with the searches it entered (its record once), then one row per search with its match ids.
   PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
   PERFORM set_config('work_mem', '64MB', true);  -- the pairs grouped by record and by search, in memory
@@ -233,8 +251,9 @@ BEGIN
        GROUP BY q.record_id),
     records AS (
       INSERT INTO saved.match_records (resource, record_id, load_id, county_id, search_ids, delinquency, hit)
-      SELECT $2, k.id, $1, k.county_id, f.search_ids, k.snapshot, %2$s
-        FROM news f JOIN pg_temp.%1$I k ON k.id = f.record_id
+      SELECT $2, k.id, $1, k.county_id, f.search_ids, k.snapshot, h.hit
+        FROM news f JOIN pg_temp.%1$I k ON k.id = f.record_id CROSS JOIN LATERAL (SELECT %2$s::json AS hit) h
+       WHERE $2 = 'tax_delinquencies' OR h.hit IS NOT NULL
        ORDER BY k.id
       RETURNING id, search_ids),
     segments AS (
@@ -259,37 +278,111 @@ CREATE OR REPLACE FUNCTION saved.match_load(p_load_id bigint) RETURNS integer
   LANGUAGE sql VOLATILE
   RETURN saved.match_resource(p_load_id, 'tax_delinquencies') + saved.match_resource(p_load_id, 'parcels');
 COMMENT ON FUNCTION saved.match_load(bigint) IS
-  'Called by saved.deliver_load after the import''s merges, in its transaction: records each (saved search, record) '
-  'pair that the import brought into the search''s result (in it now, not before, never recorded before); returns '
-  'how many.';
+  'Called by saved.deliver_load, in saved.match_next''s transaction: records each (saved search, record) pair that '
+  'the import brought into the search''s result (in it now, not before, never recorded before); returns how many.';
 
--- After an import's merges (src/importers/pipeline.ts, in the import's transaction): its matches (saved.match_load) as
--- saved_search.matched webhook events, at most 100 records each, addressed to the search's endpoints, queued for
--- the webhook fan-out like the merge's own events.
+-- The import's matches (saved.match_load) as saved_search.matched webhook events, at most 100 records each,
+-- addressed to the search's endpoints, queued for the webhook fan-out like the merge's own events (from the first
+-- of them on: the merge's events may have been fanned out already).
 CREATE OR REPLACE FUNCTION saved.deliver_load(p_load_id bigint) RETURNS integer
   LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
   v_events integer;
+  v_first bigint;
 BEGIN
   PERFORM saved.match_load(p_load_id);
   -- the events hold their search and match ids; their records are written when they are sent (webhooks.event_data)
-  INSERT INTO webhooks.events (type, county_id, load_id, data, endpoint_ids, match_ids)
-  SELECT 'saved_search.matched', NULL, p_load_id,
-         json_build_object('saved_search_id', saved.public_id(s.id), 'name', s.name, 'resource', s.resource),
-         s.webhook_endpoint_ids, m.match_ids[p.part * 100 + 1 : p.part * 100 + 100]
-    FROM saved.search_matches m
-    JOIN saved.searches s ON s.id = m.search_id
-   CROSS JOIN LATERAL generate_series(0, (cardinality(m.match_ids) - 1) / 100) AS p(part)
-   WHERE m.load_id = p_load_id AND cardinality(s.webhook_endpoint_ids) > 0
-   ORDER BY m.match_ids[p.part * 100 + 1];
-  GET DIAGNOSTICS v_events = ROW_COUNT;
+  WITH made AS (
+    INSERT INTO webhooks.events (type, county_id, load_id, data, endpoint_ids, match_ids)
+    SELECT 'saved_search.matched', NULL, p_load_id,
+           json_build_object('saved_search_id', saved.public_id(s.id), 'name', s.name, 'resource', s.resource),
+           s.webhook_endpoint_ids, m.match_ids[p.part * 100 + 1 : p.part * 100 + 100]
+      FROM saved.search_matches m
+      JOIN saved.searches s ON s.id = m.search_id
+     CROSS JOIN LATERAL generate_series(0, (cardinality(m.match_ids) - 1) / 100) AS p(part)
+     WHERE m.load_id = p_load_id AND cardinality(s.webhook_endpoint_ids) > 0
+     ORDER BY m.match_ids[p.part * 100 + 1]
+    RETURNING id)
+  SELECT count(*), min(id) INTO v_events, v_first FROM made;
   IF v_events > 0 THEN
-    INSERT INTO webhooks.outbox (load_id) VALUES (p_load_id) ON CONFLICT DO NOTHING;
+    INSERT INTO webhooks.outbox (load_id, next_event_id) VALUES (p_load_id, v_first) ON CONFLICT DO NOTHING;
     PERFORM pg_notify('webhooks_outbox', p_load_id::text);
   END IF;
   RETURN v_events;
 END $$;
 COMMENT ON FUNCTION saved.deliver_load(bigint) IS
-  'Called by the importer after its merges, in the same transaction: records the load''s matches (saved.match_load), '
-  'then makes one saved_search.matched event per search and 100 of them, for the search''s webhook endpoints (webhooks.fan_out sends it to those only).';
+  'Called by saved.match_next: records the load''s matches (saved.match_load), then makes one saved_search.matched '
+  'event per search and 100 of them, for the search''s webhook endpoints (webhooks.fan_out sends it to those only).';
+
+-- After an import's merges (src/importers/pipeline.ts, in the import's transaction): what they noted, queued for
+-- matching after the commit; false when they noted nothing (no search could match in the merged counties).
+CREATE OR REPLACE FUNCTION saved.queue_load(p_load_id bigint) RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+  v_resource text;
+  v_queued boolean := false;
+BEGIN
+  FOREACH v_resource IN ARRAY ARRAY['tax_delinquencies', 'parcels'] LOOP
+    CONTINUE WHEN to_regclass('pg_temp.saved_keys_' || v_resource) IS NULL;
+    EXECUTE format($q$
+      INSERT INTO saved.queued_keys (load_id, resource, id, county_id, tax_year, status, amount, existed,
+                                     old_tax_year, old_status, old_amount, snapshot)
+      SELECT $1, $2, k.id, k.county_id, k.tax_year, k.status, k.amount, k.existed, k.old_tax_year, k.old_status,
+             k.old_amount, k.snapshot
+        FROM pg_temp.%I k $q$, 'saved_keys_' || v_resource) USING p_load_id, v_resource;
+    EXECUTE format('INSERT INTO saved.queued_old (load_id, resource, id, record) SELECT $1, $2, o.id, o::text '
+                   'FROM pg_temp.%I o', 'saved_old_' || v_resource) USING p_load_id, v_resource;
+    EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', 'saved_keys_' || v_resource, 'saved_old_' || v_resource);
+    v_queued := true;
+  END LOOP;
+  IF v_queued THEN
+    INSERT INTO saved.queued_loads (load_id) VALUES (p_load_id);
+    PERFORM pg_notify('webhooks_outbox', p_load_id::text);  -- wakes a webhook worker (src/webhooks/worker.ts)
+  END IF;
+  RETURN v_queued;
+END $$;
+COMMENT ON FUNCTION saved.queue_load(bigint) IS
+  'Called by the importer after its merges, in the same transaction: queues what the merges noted for the saved '
+  'searches (saved.queued_loads, queued_keys, queued_old), committed with the import and matched after it by '
+  'saved.match_next; returns whether anything was queued.';
+
+-- Run by the webhook workers (src/webhooks/worker.ts) until it returns no load: matches the oldest queued import and
+-- makes its events, in the caller's transaction (one per import), then forgets what it noted. One import at a time:
+-- a second worker waits for the first one's commit, then takes the next import. A worker that dies before its commit
+-- leaves the import queued; the sweep wakes another.
+CREATE OR REPLACE FUNCTION saved.match_next(OUT load_id bigint, OUT events integer)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+DECLARE
+  v_load bigint;
+  v_resource text;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('saved.matches'));
+  SELECT q.load_id INTO v_load FROM saved.queued_loads q ORDER BY q.load_id LIMIT 1;
+  IF v_load IS NULL THEN RETURN; END IF;
+  FOREACH v_resource IN ARRAY ARRAY['tax_delinquencies', 'parcels'] LOOP
+    CONTINUE WHEN NOT EXISTS (SELECT 1 FROM saved.queued_keys k
+                               WHERE k.load_id = v_load AND k.resource = v_resource);
+    PERFORM saved.capture_tables(v_resource);
+    EXECUTE format($q$
+      INSERT INTO pg_temp.%I
+      SELECT k.id, k.county_id, k.tax_year, k.status, k.amount, k.existed, k.old_tax_year, k.old_status, k.old_amount,
+             k.snapshot
+        FROM saved.queued_keys k WHERE k.load_id = $1 AND k.resource = $2 $q$, 'saved_keys_' || v_resource)
+      USING v_load, v_resource;
+    EXECUTE format('INSERT INTO pg_temp.%I SELECT (o.record::%s).* FROM saved.queued_old o '
+                   'WHERE o.load_id = $1 AND o.resource = $2', 'saved_old_' || v_resource,
+                   saved.record_table(v_resource))
+      USING v_load, v_resource;
+  END LOOP;
+  events := saved.deliver_load(v_load);
+  DELETE FROM saved.queued_keys k WHERE k.load_id = v_load;
+  DELETE FROM saved.queued_old o WHERE o.load_id = v_load;
+  DELETE FROM saved.queued_loads q WHERE q.load_id = v_load;
+  load_id := v_load;
+END $$;
+COMMENT ON FUNCTION saved.match_next() IS
+  'Matches the oldest queued import against the saved searches (saved.deliver_load) and removes it from the queue; '
+  'returns its load id and how many saved_search.matched events it made, or NULL when nothing is queued.';

@@ -260,7 +260,8 @@ DECLARE
   v_cutoff timestamptz := now() - p_retention_ms * interval '1 millisecond';
   n integer;
 BEGIN
-  outbox_pending := EXISTS (SELECT 1 FROM webhooks.outbox);
+  -- imports with events to fan out, or not yet matched against the saved searches (saved.match_next)
+  outbox_pending := EXISTS (SELECT 1 FROM webhooks.outbox) OR EXISTS (SELECT 1 FROM saved.queued_loads);
   SELECT coalesce(array_agg(e.id), '{}') INTO due_endpoints
     FROM webhooks.endpoints e
    WHERE (e.lease_until IS NULL OR e.lease_until < clock_timestamp())
@@ -291,6 +292,6 @@ BEGIN
    WHERE e.old_secret_until < clock_timestamp();
 END $$;
 COMMENT ON FUNCTION webhooks.sweep(bigint, integer) IS
-  'Run every few seconds by a worker: reports queued imports and endpoints with due deliveries but no live lease, '
-  'purges up to p_purge_limit deliveries and events older than the retention (and deleted endpoints), and forgets '
-  'previous secrets past their overlap.';
+  'Run every few seconds by a worker: reports queued imports (events to fan out or saved searches to match) and '
+  'endpoints with due deliveries but no live lease, purges up to p_purge_limit deliveries and events older than the '
+  'retention (and deleted endpoints), and forgets previous secrets past their overlap.';

@@ -287,7 +287,7 @@ export async function runImport(kind: Kind, options: ImportOptions): Promise<Imp
         }
         await kind.onSuccess?.(tx, rowCtx);
         if (options.dryRun) throw new DryRun();
-        await tx`SELECT saved.deliver_load(${loadId})`; // saved searches' matches as webhook events (sql/saved/)
+        await tx`SELECT saved.queue_load(${loadId})`; // matched against the saved searches after the commit (sql/saved/)
         await record(tx, 'succeeded', describe(results));
         await options.beforeCommit?.(tx);
       })

@@ -1,6 +1,7 @@
 // The delivery workers (docs/webhooks.md#delivery), on graphile-worker: jobs in the schema webhooks_jobs carry the
 // wake-ups, the state lives in the webhooks tables (sql/webhooks/deliveries.sql). Three tasks:
-//   webhooks_fanout   turns queued imports' events into deliveries (NOTIFY webhooks_outbox at an import's commit);
+//   webhooks_fanout   matches queued imports against the saved searches (saved.match_next), then turns their events
+//                     into deliveries (NOTIFY webhooks_outbox at an import's commit);
 //   webhooks_drain    sends one endpoint's due deliveries in event order, under a lease on the endpoint, and schedules
 //                     itself for the endpoint's next retry; a client's endpoints take at most its share of the slots;
 //   webhooks_sweep    every WEBHOOK_SWEEP_MS: queued imports and due endpoints whose wake-up was lost or whose worker
@@ -178,7 +179,14 @@ export class WebhookWorker {
     return this.add('webhooks_drain', { endpoint }, { jobKey: `webhooks_drain:${endpoint}` });
   }
 
+  /** Matches the queued imports against the saved searches (one transaction each), then fans out their events. */
   private async fanOut() {
+    for (;;) {
+      const [m] = await this.sql<{ load_id: string | null; events: number | null }[]>`
+        SELECT load_id, events FROM saved.match_next()`;
+      if (m!.load_id === null) break;
+      this.log.debug({ load: m!.load_id, events: m!.events }, 'saved searches matched');
+    }
     for (;;) {
       const [r] = await this.sql<{ took: boolean; endpoint_ids: string[]; more: boolean }[]>`
         SELECT took, endpoint_ids, more FROM webhooks.fan_out(${FANOUT_CHUNK})`;

@@ -1,6 +1,6 @@
 // A deleted search's matches go with it (the match tables have no foreign key; a statement trigger deletes them): when
 // the search is deleted, when several are in one statement (as a client's deletion cascades), and when the deletion
-// comes while an import that matched it is still open (it waits for the import's commit, then deletes what it wrote).
+// comes while a matching that matched it is still open (it waits for its commit, then deletes what it wrote).
 // Its saved_search.matched events not yet sent go nowhere: pending deliveries are skipped, later fan-outs skip them.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
@@ -60,26 +60,26 @@ t.test("one statement deleting a client's searches deletes all their matches", a
   t.same(await recordsOf(load.loadId), [], 'and the records they alone had matched');
 });
 
-t.test('a deletion during an import waits for it, then deletes what it wrote', async (t) => {
+t.test('a deletion during a matching waits for it, then deletes what it wrote', async (t) => {
   const { key } = await ctx.newClient('lead_feed');
   const s = await newSearch(key, 'd');
   let deletion: Promise<{ statusCode: number }> | undefined;
-  await importList(db, 'liberty', 2043, rows('DD'), {
-    beforeCommit: async (tx) => {
-      const [r] = await tx`SELECT count(*)::int AS n FROM saved.matches WHERE search_id = ${s.slice(3)}::uuid`;
-      t.equal(r!.n, 12, 'the import has written the matches');
-      deletion = api(ctx, key).del(`/v1/saved-searches/${s}`);
-      // the deletion waits for the lock the import holds to its commit
-      for (let i = 0; i < 500; i++) {
-        const [w] = await sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`;
-        if (w!.n > 0) return;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      throw new Error('the deletion never waited for the import');
-    },
+  await importList(db, 'liberty', 2043, rows('DD'), { match: false });
+  await sql.begin(async (tx) => {
+    await tx`SELECT saved.match_next()`;
+    const [r] = await tx`SELECT count(*)::int AS n FROM saved.matches WHERE search_id = ${s.slice(3)}::uuid`;
+    t.equal(r!.n, 12, 'the matching has written the matches');
+    deletion = api(ctx, key).del(`/v1/saved-searches/${s}`);
+    // the deletion waits for the lock the matching holds to its commit
+    for (let i = 0; i < 500; i++) {
+      const [w] = await sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`;
+      if (w!.n > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error('the deletion never waited for the matching');
   });
-  t.equal((await deletion!).statusCode, 204, 'deleted after the import committed');
-  t.equal(await matchesOf(s), 0, "no match of the deleted search is left from the import's commit");
+  t.equal((await deletion!).statusCode, 204, 'deleted after the matching committed');
+  t.equal(await matchesOf(s), 0, "no match of the deleted search is left from the matching's commit");
 });
 
 t.test("a deleted search's events not yet sent go nowhere, and another search's still go", async (t) => {

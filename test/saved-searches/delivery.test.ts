@@ -1,6 +1,6 @@
-// saved_search.matched over the webhooks' own delivery: at most 100 records an event, signed, to the endpoints the
-// search names only; the records over all events equal the load's matches, each once, with two worker processes
-// draining at once and with a worker killed mid-delivery (the receiver dedupes on webhook-id, as documented). The
+// saved_search.matched over the webhooks' own delivery: the workers match an import after its commit, then send at
+// most 100 records an event, signed, to the endpoints the search names only; the records over all events equal the
+// load's matches, each once, with two worker processes matching and draining at once and with a worker killed mid-delivery (the receiver dedupes on webhook-id, as documented). The
 // pull cursor under concurrent imports never skips or repeats a match.
 import t from 'tap';
 import type { ChildProcess } from 'node:child_process';
@@ -60,13 +60,14 @@ t.test('two worker processes: every match once, at most 100 an event, only to th
     'gulf',
     2031,
     Array.from({ length: 250 }, (_, i) => ({ parcel: `W-${i}`, due: i })),
+    { match: false }, // the workers match it after its commit
   );
-  const expected = (
-    await sql<
-      { id: string }[]
-    >`SELECT record_id::text AS id FROM saved.matches WHERE load_id = ${load.loadId} ORDER BY id`
-  ).map((x) => x.id);
+  const matched = () => sql<{ id: string }[]>`
+    SELECT record_id::text AS id FROM saved.matches WHERE load_id = ${load.loadId} ORDER BY id`;
+  await waitFor('the workers to match the import', async () => (await matched()).length > 0);
+  const expected = (await matched()).map((x) => x.id);
   t.equal(expected.length, 250);
+  t.same(await sql`SELECT load_id FROM saved.queued_loads`, [], 'nothing left queued');
   await waitFor('three events', () => r.requests.length >= 3);
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const events = r.events() as unknown as MatchedEvent[];
@@ -119,6 +120,7 @@ t.test('a worker killed mid-delivery: sent again with the same webhook-id, nothi
     'liberty',
     2031,
     Array.from({ length: 120 }, (_, i) => ({ parcel: `K-${i}`, due: i })),
+    { match: false },
   );
   await waitFor('the first attempt, held open', () => r.requests.length >= 1);
   a.kill('SIGKILL');

@@ -13,7 +13,7 @@ import { runImport } from '../../src/importers/pipeline.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { fixture } from '../importers/fixture.ts';
 import { FAST, api } from '../webhooks/helpers.ts';
-import { pairsOfLoad } from './helpers.ts';
+import { matchQueued, pairsOfLoad } from './helpers.ts';
 
 const ctx = await buildTestApp(t, FAST);
 const { db } = ctx;
@@ -116,6 +116,7 @@ async function importAndCheck(t: Test, resource: Resource, line: string[]) {
   const command = parseCommand([...line, '--quiet']);
   if (command.help) throw new Error('help');
   const summary = await runImport(command.kind, { ...command.options, databaseUrl: db.ownerUrl });
+  await matchQueued(sql);
   const after = await snapshot(resource);
   const changed = [...after].filter(([id, row]) => before.get(id) !== row).map(([id]) => id);
   const expected: string[] = [];

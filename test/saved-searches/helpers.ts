@@ -15,14 +15,31 @@ export interface Row {
   owner?: string;
 }
 
-/** Writes a county's list for one tax year and imports it; `extra` goes to the importer (beforeCommit …). */
+/**
+ * Matches every queued import against the saved searches, one transaction each, as a webhook worker does after an
+ * import commits (saved.match_next); returns the loads matched.
+ */
+export async function matchQueued(sql: postgres.Sql): Promise<string[]> {
+  const loads: string[] = [];
+  for (;;) {
+    const [r] = await sql<{ load_id: string | null }[]>`SELECT load_id FROM saved.match_next()`;
+    if (r!.load_id === null) return loads;
+    loads.push(r!.load_id);
+  }
+}
+
+/**
+ * Writes a county's list for one tax year and imports it; `extra` goes to the importer (beforeCommit …). Then
+ * matches it as a worker would (matchQueued), unless `match` is false (a worker of the test does).
+ */
 export async function importList(
   db: TestDatabase,
   county: string,
   year: number,
   rows: Row[],
-  extra: { beforeCommit?: (tx: postgres.TransactionSql) => Promise<void> } = {},
+  extra: { beforeCommit?: (tx: postgres.TransactionSql) => Promise<void>; match?: boolean } = {},
 ) {
+  const { match = true, ...options } = extra;
   const dir = mkdtempSync(join(tmpdir(), 'saved-'));
   const file = join(dir, `${county}-${year}.csv`);
   const lines = rows.map((r, i) =>
@@ -45,14 +62,16 @@ export async function importList(
     ].join(','),
   );
   writeFileSync(file, [STANDARD_COLUMNS.join(','), ...lines].join('\n') + '\n');
-  return importDelinquencies({
+  const summary = await importDelinquencies({
     file,
     databaseUrl: db.ownerUrl,
     rejects: join(dir, 'rejects.csv'),
     quiet: true,
     maxDeleteRate: 0.5,
-    ...extra,
+    ...options,
   });
+  if (match) await matchQueued(db.sql);
+  return summary;
 }
 
 /** Every record id the search endpoint returns for the params (all pages), with the given key. */

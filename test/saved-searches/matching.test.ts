@@ -1,11 +1,13 @@
 // Matching against the exhaustive definition: after each real import, the pairs recorded equal every saved search
 // run by the search endpoint itself over the rows the import changed, less the records that were in its result
 // before the change and those it matched before (each pair once). Re-importing the same file and a rolled-back
-// import record nothing.
+// import record nothing. Matching runs after the import commits, one import at a time: a matching that is rolled
+// back (a worker that dies) leaves its import queued, and two matchers at once take one import each.
 import t, { type Test } from 'tap';
+import postgres from 'postgres';
 import { buildTestApp } from '../helpers/app.ts';
 import { FAST, api } from '../webhooks/helpers.ts';
-import { importList, pairsOfLoad, resultIds, type Row } from './helpers.ts';
+import { importList, matchQueued, pairsOfLoad, resultIds, type Row } from './helpers.ts';
 
 const ctx = await buildTestApp(t, FAST);
 const { db } = ctx;
@@ -114,14 +116,15 @@ t.test('the same file again, and a rolled-back import, record nothing', async (t
   await t.rejects(
     importList(db, 'liberty', 2032, fresh, {
       beforeCommit: async (tx) => {
-        const [r] = await tx`SELECT count(*)::int AS n FROM saved.matches`;
-        t.ok(r!.n > n, 'matches were recorded inside the import');
+        const [r] = await tx`SELECT count(*)::int AS n FROM saved.queued_keys`;
+        t.equal(r!.n, 20, 'its records were queued for matching inside the import');
         throw new Error('rolled back on purpose');
       },
     }),
     /rolled back on purpose/,
   );
   t.equal(await count(), n, 'a rolled-back import leaves no match');
+  t.same(await sql`SELECT load_id FROM saved.queued_loads`, [], 'and nothing queued');
   const redo = await importList(db, 'liberty', 2032, fresh);
   t.ok((await pairsOfLoad(sql, redo.loadId)).length >= 20, 'importing it for real records them');
   t.equal(await count(), n + (await pairsOfLoad(sql, redo.loadId)).length, 'once each');
@@ -146,4 +149,73 @@ t.test('a search whose client loses the plan is not matched', async (t) => {
     pairs.some((p) => p.startsWith(saved[1]!.id)),
     'the Lead Feed client still matches',
   );
+});
+
+t.test('matching after the commit: a rolled-back matching leaves the import queued, matched once later', async (t) => {
+  const rows: Row[] = Array.from({ length: 15 }, (_, i) => ({ parcel: `Q-${i}`, due: 4000 + i }));
+  const load = await importList(db, 'liberty', 2034, rows, { match: false });
+  t.same(
+    (await sql`SELECT load_id::text FROM saved.queued_loads`).map((r) => r.load_id),
+    [String(load.loadId)],
+    'the committed import waits in the queue',
+  );
+  t.same(await pairsOfLoad(sql, load.loadId), [], 'with no match yet');
+  await t.rejects(
+    sql.begin(async (tx) => {
+      const [r] = await tx<{ load_id: string }[]>`SELECT load_id::text FROM saved.match_next()`;
+      t.equal(r!.load_id, String(load.loadId), 'a matcher takes it');
+      const [m] = await tx`SELECT count(*)::int AS n FROM saved.matches WHERE load_id = ${load.loadId}`;
+      t.ok(m!.n >= 15, 'and records its matches in its own transaction');
+      throw new Error('the matcher dies');
+    }),
+    /the matcher dies/,
+  );
+  t.equal((await sql`SELECT count(*)::int AS n FROM saved.queued_loads`)[0]!.n, 1, 'still queued');
+  t.same(await matchQueued(sql), [String(load.loadId)], 'the next matcher takes it');
+  const pairs = await pairsOfLoad(sql, load.loadId);
+  t.ok(pairs.length >= 15, `${pairs.length} pairs`);
+  t.equal(new Set(pairs).size, pairs.length, 'each once');
+  t.same(await matchQueued(sql), [], 'nothing is left to match');
+  t.same(
+    await sql`SELECT load_id FROM saved.queued_keys UNION ALL SELECT load_id FROM saved.queued_old`,
+    [],
+    'or kept',
+  );
+});
+
+t.test('two matchers at once take one import each, oldest first, and record each pair once', async (t) => {
+  const a = await importList(db, 'liberty', 2035, [{ parcel: 'P-1', due: 6000 }], { match: false });
+  const b = await importList(db, 'gulf', 2035, [{ parcel: 'P-2', due: 500 }], { match: false });
+  const other = postgres(db.ownerUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => other.end());
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let took!: () => void;
+  const taken1 = new Promise<void>((resolve) => (took = resolve));
+  // the first matcher holds its transaction open; the second starts meanwhile and must wait for its commit
+  const first = sql.begin(async (tx) => {
+    const [r] = await tx<{ load_id: string }[]>`SELECT load_id::text FROM saved.match_next()`;
+    took();
+    await held;
+    return r!.load_id;
+  });
+  await taken1;
+  let secondDone = false;
+  const second = other
+    .begin(async (tx) => {
+      const [r] = await tx<{ load_id: string }[]>`SELECT load_id::text FROM saved.match_next()`;
+      return r!.load_id;
+    })
+    .finally(() => (secondDone = true));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.notOk(secondDone, 'the second matcher waits while the first is open');
+  release();
+  const taken = await Promise.all([first, second]);
+  t.same(taken, [String(a.loadId), String(b.loadId)], 'the oldest import first, the other after its commit');
+  for (const load of [a, b]) {
+    const pairs = await pairsOfLoad(sql, load.loadId);
+    t.ok(pairs.length > 0, `load ${load.loadId}: ${pairs.length} pairs`);
+    t.equal(new Set(pairs).size, pairs.length, 'each once');
+  }
+  t.same(await matchQueued(sql), [], 'nothing is left to match');
 });

@@ -368,8 +368,14 @@ t.test('roles: the API reader cannot see webhooks; api_webhooks only through its
   await t.rejects(writer`UPDATE core.parcels SET owner_name = 'x'`, /permission denied/);
   await t.rejects(writer`SELECT * FROM accounts.api_keys`, /permission denied/);
   await t.rejects(writer`SELECT webhooks.begin_merge(1, 1::smallint, 'nal')`, /permission denied/);
+  // saved searches: the workers match queued imports, and nothing else of matching is theirs to call
+  await t.rejects(writer`SELECT saved.deliver_load(1)`, /permission denied/);
+  await t.rejects(writer`SELECT saved.queue_load(1)`, /permission denied/);
+  await t.rejects(writer`SELECT * FROM saved.queued_keys`, /permission denied/);
   const [r] = await writer`SELECT webhooks.list_endpoints(gen_random_uuid()) AS e`;
   t.same(r!.e, [], 'its own functions work');
+  const [m] = await writer`SELECT load_id FROM saved.match_next()`;
+  t.equal(m!.load_id, null, 'and the matching of queued imports (none queued here)');
 });
 
 t.test('the OpenAPI document lists the webhook routes', async (t) => {
