@@ -352,7 +352,7 @@ then matches them (\`saved.match_next\`), timed here right after each import as 
 ${runs.map((r, i) => `| ${i + 1} | ${r.searches ? 'yes' : 'no'} | ${fmt(r.seconds)} | ${fmt(r.merge)} | ${fmt(r.match)} | ${r.changed} | ${r.matches} |`).join('\n')}
 
 - Import time with / without, per back-to-back pair: ${pairRatios.map(fmt).join(', ')}; median **${fmt(ratio)}**
-  (**${((ratio - 1) * 100).toFixed(0)}% slower**; target: at most 20%).
+  (**${ratio >= 1 ? `${((ratio - 1) * 100).toFixed(0)}% slower` : `${((1 - ratio) * 100).toFixed(0)}% faster`}**; target: at most 20% slower).
 - Time to find the matches (\`saved.match_next\` after the import's commit, median): **${fmt(matchSeconds)} s** for
   ${RECORDS.toLocaleString('en-US')} changed records.
 - The import and then its matching, with / without, per pair: ${workRatios.map(fmt).join(', ')}; median

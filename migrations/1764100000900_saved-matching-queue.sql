@@ -24,9 +24,11 @@ CREATE TABLE saved.queued_keys (
   old_tax_year  integer,
   old_status    text,
   old_amount    numeric,
-  snapshot      webhooks.delinquency_snapshot,
-  PRIMARY KEY (load_id, resource, id)
+  snapshot      webhooks.delinquency_snapshot
 );
+-- rows arrive in load order and leave a load at a time: a BRIN index finds a load's rows at almost no cost to the
+-- import that writes them (a record is noted once per import by construction: the capture's own primary key)
+CREATE INDEX queued_keys_load_idx ON saved.queued_keys USING brin (load_id);
 COMMENT ON TABLE saved.queued_keys IS
   'The matching keys of each record a queued import inserted or changed, now and before the import (and a '
   'delinquency''s snapshot now), as its merges noted them.';
@@ -36,9 +38,9 @@ CREATE TABLE saved.queued_old (
   load_id   bigint NOT NULL,
   resource  text NOT NULL CHECK (resource IN ('parcels', 'tax_delinquencies')),
   id        bigint NOT NULL,
-  record    text NOT NULL,       -- the row of core.parcels or core.tax_delinquencies in its text form (row::text)
-  PRIMARY KEY (load_id, resource, id)
+  record    text NOT NULL        -- the row of core.parcels or core.tax_delinquencies in its text form (row::text)
 );
+CREATE INDEX queued_old_load_idx ON saved.queued_old USING brin (load_id);
 COMMENT ON TABLE saved.queued_old IS
   'A queued import''s records as they were before it, whole, for the searches whose filter is more than the keys.';
 
