@@ -179,14 +179,27 @@ export class WebhookWorker {
     return this.add('webhooks_drain', { endpoint }, { jobKey: `webhooks_drain:${endpoint}` });
   }
 
-  /** Matches the queued imports against the saved searches (one transaction each), then fans out their events. */
-  private async fanOut() {
-    for (;;) {
-      const [m] = await this.sql<{ load_id: string | null; events: number | null }[]>`
-        SELECT load_id, events FROM saved.match_next()`;
-      if (m!.load_id === null) break;
-      this.log.debug({ load: m!.load_id, events: m!.events }, 'saved searches matched');
+  /**
+   * Matches the queued imports against the saved searches, oldest first, one transaction each. A matching that fails
+   * is logged and stays queued (the sweep brings it back, and the imports after it wait: matches are made in order);
+   * it never holds back the fan-out of the imports' own events.
+   */
+  private async matchQueued() {
+    try {
+      for (;;) {
+        const [m] = await this.sql<{ load_id: string | null; events: number | null }[]>`
+          SELECT load_id, events FROM saved.match_next()`;
+        if (m!.load_id === null) return;
+        this.log.debug({ load: m!.load_id, events: m!.events }, 'saved searches matched');
+      }
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'saved-search matching failed; the import stays queued');
     }
+  }
+
+  /** The queued imports matched against the saved searches, then their events turned into deliveries. */
+  private async fanOut() {
+    await this.matchQueued();
     for (;;) {
       const [r] = await this.sql<{ took: boolean; endpoint_ids: string[]; more: boolean }[]>`
         SELECT took, endpoint_ids, more FROM webhooks.fan_out(${FANOUT_CHUNK})`;

@@ -136,6 +136,48 @@ t.test('a worker killed mid-delivery: sent again with the same webhook-id, nothi
   t.equal(new Set(records).size, 120);
 });
 
+t.test("a matching that fails holds back no import's own events, and stays queued", async (t) => {
+  const r = await receiver(t);
+  await m.create({ url: r.url, events: ['tax_delinquency.created'], counties: ['holmes'] });
+  await m.post('/v1/saved-searches', { name: 'holmes', resource: 'tax_delinquencies', params: { county: 'holmes' } });
+  // an import queued before, whose matching fails: a version from before that is no longer a row of the table
+  await sql`INSERT INTO saved.queued_loads (load_id) VALUES (-1)`;
+  await sql`INSERT INTO saved.queued_keys (load_id, resource, id) VALUES (-1, 'tax_delinquencies', 1)`;
+  await sql`INSERT INTO saved.queued_old (load_id, resource, id, record) VALUES (-1, 'tax_delinquencies', 1, '(x)')`;
+  t.teardown(async () => {
+    await sql`DELETE FROM saved.queued_old WHERE load_id = -1`;
+    await sql`DELETE FROM saved.queued_keys WHERE load_id = -1`;
+    await sql`DELETE FROM saved.queued_loads WHERE load_id = -1`;
+  });
+  const errors: string[] = [];
+  const log = {
+    debug: () => {},
+    info: () => {},
+    warn: () => {},
+    error: (_: object, msg?: string) => errors.push(msg ?? ''),
+  };
+  await startWorker(t, db, {}, log);
+  const load = await importList(
+    db,
+    'holmes',
+    2031,
+    Array.from({ length: 3 }, (_, i) => ({ parcel: `H-${i}`, due: 100 + i })),
+    { match: false },
+  );
+  await waitFor("the import's own events", () => r.requests.length >= 3);
+  t.equal(r.events().length, 3, 'tax_delinquency.created for each record, sent');
+  await waitFor('the matching error in the log', () => errors.length > 0);
+  t.match(errors[0], /saved-search matching failed/, 'the failed matching is logged');
+  t.same(
+    (await sql<{ load_id: string }[]>`SELECT load_id::text FROM saved.queued_loads ORDER BY load_id`).map(
+      (x) => x.load_id,
+    ),
+    ['-1', String(load.loadId)],
+    'it stays queued, and the import after it waits its turn',
+  );
+  await r.close();
+});
+
 t.test('the cursor under concurrent imports never skips or repeats a match', async (t) => {
   const s = (
     await m.post('/v1/saved-searches', { name: 'all', resource: 'tax_delinquencies', params: { tax_year: '2040' } })
