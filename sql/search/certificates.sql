@@ -54,7 +54,7 @@ COMMENT ON FUNCTION search.certificate_county_held(text, text, text) IS
 CREATE FUNCTION search.certificate_amounts_of(
   p_face numeric, p_bid_rate numeric, p_certificate_date date, p_county_held boolean, p_purchase_date date,
   p_as_of date, p_month_of_issue_counts boolean) RETURNS search.certificate_amounts
-  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
   a search.certificate_amounts;
@@ -100,69 +100,82 @@ COMMENT ON FUNCTION search.certificate_amounts_of(numeric, numeric, date, boolea
   '18 for county-held), months (s. 197.172(4)), interest with the 5% minimum (s. 197.472(2)), the $6.25 fee, what '
   'the payer pays and the holder receives, and the rule code of each.';
 
--- Why no payoff can be given for a certificate on a day, or NULL when one can. The message is the 400's. d is a
--- core.tax_delinquencies row, typed record so that these helpers do not hold the table (its migrations drop it).
-CREATE FUNCTION search.certificate_problem(d record, p_as_of date) RETURNS text
-  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+CREATE FUNCTION search.certificate_name(p_certificate_number text, p_id bigint) RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN coalesce('certificate ' || p_certificate_number, 'the certificate of record ' || p_id);
+COMMENT ON FUNCTION search.certificate_name(text, bigint) IS
+  'How a message names a certificate: by its number, else by its record''s id.';
+
+-- Why no payoff can be given for a certificate on a day, or NULL when one can; the message is the 400's. The
+-- record's columns, so that it inlines and does not hold the table (its migrations drop it).
+CREATE FUNCTION search.certificate_problem(
+  p_id bigint, p_certificate_number text, p_status text, p_certificate_date date, p_face numeric, p_rate numeric,
+  p_county_held boolean, p_expires_on date, p_as_of date) RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE
+RETURN CASE
+  WHEN p_certificate_date IS NULL OR p_face IS NULL
+    THEN format('id: record %s has no tax certificate (status %s)', p_id, coalesce(p_status, 'unknown'))
+  WHEN p_status = 'redeemed' THEN format('id: %s was redeemed', search.certificate_name(p_certificate_number, p_id))
+  WHEN p_status IN ('cancelled', 'canceled', 'expired')
+    THEN format('id: %s was cancelled', search.certificate_name(p_certificate_number, p_id))
+  WHEN p_status = 'deeded' THEN format('id: %s ended in a tax deed', search.certificate_name(p_certificate_number, p_id))
+  WHEN p_as_of < p_certificate_date
+    THEN format('as_of: %s is before the date of %s (%s)', p_as_of, search.certificate_name(p_certificate_number, p_id),
+                p_certificate_date)
+  WHEN p_as_of > p_expires_on
+    THEN format('as_of: %s was cancelled after %s, 7 years after its date (s. 197.482)',
+                search.certificate_name(p_certificate_number, p_id), p_expires_on)
+  WHEN p_rate IS NULL AND NOT p_county_held
+    THEN format('id: %s has no interest rate in the feed', search.certificate_name(p_certificate_number, p_id))
+END;
+COMMENT ON FUNCTION search.certificate_problem(bigint, text, text, date, numeric, numeric, boolean, date, date) IS
+  'Why a record has no payoff on a day (no certificate, redeemed, cancelled or past 7 years, deeded, a day before '
+  'its date, no rate and not county-held), worded as the 400 says it; NULL when it has one.';
+
+-- The payoff of one record on a day with its county's reading, or NULL when it has none (certificate_problem). The
+-- record's columns, so that a search's page passes them as they are.
+CREATE FUNCTION search.certificate_payoff(
+  p_id bigint, p_certificate_number text, p_status text, p_certificate_date date, p_face numeric, p_bid_rate numeric,
+  p_interest_rate numeric, p_holder text, p_purchase_date date, p_expires_on date, p_county_name text,
+  p_month_of_issue_counts boolean, p_as_of date) RETURNS search.certificate_amounts
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
-  cert text := coalesce('certificate ' || d.certificate_number, 'the certificate of record ' || d.id);
+  rate numeric := coalesce(p_bid_rate, p_interest_rate);
+  county_held boolean := search.certificate_county_held(p_status, p_holder, p_county_name);
 BEGIN
-  IF d.certificate_sale_date IS NULL OR d.face_amount IS NULL THEN
-    RETURN format('id: record %s has no tax certificate (status %s)', d.id, coalesce(d.status, 'unknown'));
-  ELSIF d.status = 'redeemed' THEN
-    RETURN format('id: %s was redeemed', cert);
-  ELSIF d.status IN ('cancelled', 'canceled', 'expired') THEN
-    RETURN format('id: %s was cancelled', cert);
-  ELSIF d.status = 'deeded' THEN
-    RETURN format('id: %s ended in a tax deed', cert);
-  ELSIF p_as_of < d.certificate_sale_date THEN
-    RETURN format('as_of: %s is before the date of %s (%s)', p_as_of, cert, d.certificate_sale_date);
-  ELSIF p_as_of > d.expires_on THEN
-    RETURN format('as_of: %s was cancelled after %s, 7 years after its date (s. 197.482)', cert, d.expires_on);
-  ELSIF d.certificate_interest_rate IS NULL AND d.bid_rate IS NULL
-        AND NOT search.certificate_county_held(d.status, d.certificate_holder, '') THEN
-    RETURN format('id: %s has no interest rate in the feed', cert);
+  IF search.certificate_problem(p_id, p_certificate_number, p_status, p_certificate_date, p_face, rate, county_held,
+                                p_expires_on, p_as_of) IS NOT NULL THEN
+    RETURN NULL;
   END IF;
-  RETURN NULL;
+  RETURN search.certificate_amounts_of(p_face, rate, p_certificate_date, county_held, p_purchase_date, p_as_of,
+                                       coalesce(p_month_of_issue_counts, true));
 END $$;
-COMMENT ON FUNCTION search.certificate_problem(record, date) IS
-  'Why a record has no payoff on a day (no certificate, redeemed, cancelled or past 7 years, deeded, a day before '
-  'its date, no rate), worded as the 400 says it; NULL when it has one.';
+COMMENT ON FUNCTION search.certificate_payoff(bigint, text, text, date, numeric, numeric, numeric, text, date, date, text, boolean, date) IS
+  'certificate_amounts_of for a record''s columns (the bid rate, else the certificate''s rate; county-held from '
+  'status or holder; month of issue counted unless the county''s setting says not), or NULL when it has no payoff '
+  'that day.';
 
--- The payoff of one record on a day with its county's reading, or NULL when it has none (certificate_problem).
-CREATE FUNCTION search.certificate_payoff_of(d record, p_county_name text,
-                                              p_month_of_issue_counts boolean, p_as_of date)
-RETURNS search.certificate_amounts
-  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-AS $$
-BEGIN
-  IF search.certificate_problem(d, p_as_of) IS NOT NULL THEN RETURN NULL; END IF;
-  RETURN search.certificate_amounts_of(d.face_amount, coalesce(d.bid_rate, d.certificate_interest_rate),
-    d.certificate_sale_date, search.certificate_county_held(d.status, d.certificate_holder, p_county_name),
-    d.county_purchase_date, p_as_of, coalesce(p_month_of_issue_counts, true));
-END $$;
-COMMENT ON FUNCTION search.certificate_payoff_of(record, text, boolean, date) IS
-  'certificate_amounts_of for a record (the bid rate, else the certificate''s rate; county-held from status or '
-  'holder; month of issue counted unless the county''s setting says not), or NULL when it has no payoff that day.';
-
--- The payoff row of a record that has one on the day (search.certificate_problem is NULL).
+-- The CertificatePayoff of a record that has one on the day (search.certificate_problem is NULL). d is a
+-- core.tax_delinquencies row, typed record so that this helper does not hold the table.
 CREATE FUNCTION search.certificate_payoff_row(d record, p_county_slug text, p_county_name text,
                                                p_month_of_issue_counts boolean, p_as_of date)
 RETURNS api.certificate_payoff_row
-  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
-  counts boolean := coalesce(p_month_of_issue_counts, true);
-  a search.certificate_amounts := search.certificate_payoff_of(d, p_county_name, counts, p_as_of);
+  a search.certificate_amounts := search.certificate_payoff(d.id, d.certificate_number, d.status,
+    d.certificate_sale_date, d.face_amount, d.bid_rate, d.certificate_interest_rate, d.certificate_holder,
+    d.county_purchase_date, d.expires_on, p_county_name, p_month_of_issue_counts, p_as_of);
 BEGIN
   RETURN ROW(d.id::text, p_county_slug, d.parcel_id, d.tax_year::integer, d.certificate_number, d.status,
     d.certificate_holder, a.holder_kind, to_char(p_as_of, 'YYYY-MM-DD'), to_char(d.certificate_sale_date, 'YYYY-MM-DD'),
     to_char(d.county_purchase_date, 'YYYY-MM-DD'), d.face_amount::float8, a.purchase_months, a.purchase_price::float8,
-    a.face::float8, a.rate::float8, to_char(a.interest_from, 'YYYY-MM-DD'), a.months, counts,
-    a.computed_interest::float8, a.minimum_interest::float8, a.minimum_applied, a.interest::float8, a.fee::float8,
-    a.payer_pays::float8, a.holder_receives::float8, to_char(d.deed_application_from, 'YYYY-MM-DD'),
-    p_as_of >= d.deed_application_from, to_char(nullif(d.expires_on, 'infinity'), 'YYYY-MM-DD'),
+    a.face::float8, a.rate::float8, to_char(a.interest_from, 'YYYY-MM-DD'), a.months,
+    coalesce(p_month_of_issue_counts, true), a.computed_interest::float8, a.minimum_interest::float8,
+    a.minimum_applied, a.interest::float8, a.fee::float8, a.payer_pays::float8, a.holder_receives::float8,
+    to_char(d.deed_application_from, 'YYYY-MM-DD'), p_as_of >= d.deed_application_from,
+    to_char(nullif(d.expires_on, 'infinity'), 'YYYY-MM-DD'),
     (a.rules || jsonb_build_object(
        'deed_application_from', 'DEED-APR1',
        'expires_on', CASE WHEN NOT isfinite(d.expires_on) THEN 'EXP-STOPPED' ELSE 'EXP-7Y' END))::json

@@ -124,6 +124,8 @@ BEGIN
     PERFORM core.bad_sort(p_sort, ARRAY['due_desc', 'due_asc', 'year_newest', 'expires_soonest']);
   END IF;
   PERFORM core.check_page(p_limit, p_offset);
+  -- the page's rows are chosen first and completed after: the county and the payoff are computed for the page's
+  -- rows only, and do not weigh on the plan that chooses them
   RETURN format($q$
     SELECT d.id::text AS id, c.slug AS county_slug, d.parcel_id AS county_parcel_id, d.tax_year::integer AS tax_year,
            d.status, d.delinquent_amount::float8 AS delinquent_amount, d.total_due::float8 AS total_due,
@@ -132,14 +134,16 @@ BEGIN
            d.certificate_holder, d.certificate_interest_rate::float8 AS certificate_interest_rate,
            d.bid_rate::float8 AS bid_rate, to_char(d.deed_application_from, 'YYYY-MM-DD') AS deed_application_from,
            to_char(nullif(d.expires_on, 'infinity'), 'YYYY-MM-DD') AS expires_on,
-           (search.certificate_payoff_of(d, c.name, cs.month_of_issue_counts, %L::date)).payer_pays::float8
-             AS payoff_today
-      FROM %s d
+           -- deed_application_from is set on open certificates only: no other record has a payoff to compute
+           CASE WHEN d.deed_application_from IS NOT NULL THEN
+             (search.certificate_payoff(d.id, d.certificate_number, d.status, d.certificate_sale_date, d.face_amount,
+                d.bid_rate, d.certificate_interest_rate, d.certificate_holder, d.county_purchase_date, d.expires_on,
+                c.name, cs.month_of_issue_counts, %L::date)).payer_pays::float8
+           END AS payoff_today
+      FROM (SELECT d.* FROM %s d WHERE %s ORDER BY %s LIMIT %s OFFSET %s) d
       JOIN core.counties c ON c.id = d.county_id
       LEFT JOIN core.county_certificate_settings cs ON cs.county_id = d.county_id
-     WHERE %s
-     ORDER BY %s
-     LIMIT %s OFFSET %s $q$,
+     ORDER BY %s $q$,
     f.today,
     -- Several counties, one tax year, by amount due (the default): each county's first offset + limit rows, read in
     -- order from its (county, year[, status], amount due) index, then merged. One condition over all the counties
@@ -152,7 +156,7 @@ BEGIN
         f.owner, f.vendor, f.certificate_number, f.deed_eligible, f.expires_before, f.expires_after,
         f.today)::search.tax_delinquency_filter), v_order, p_limit + p_offset)
     ELSE 'core.tax_delinquencies' END,
-    v_where, v_order, p_limit, p_offset);
+    v_where, v_order, p_limit, p_offset, v_order);
 END $$;
 COMMENT ON FUNCTION search.tax_delinquency_page_sql(search.tax_delinquency_filter, text, integer, integer) IS
   'The query of one page of DelinquencyHit rows for a filter, sort (due_desc, due_asc, year_newest, expires_soonest), '

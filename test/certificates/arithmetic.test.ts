@@ -138,6 +138,30 @@ t.test('each case without a payoff is a 400 (22023) that says which', async (t) 
   t.equal(none.length, 0, 'an unknown id is no row (404 over HTTP)');
 });
 
+t.test('a feed without a rate: a 400 for a bidder, 18% for a holder written as the county', async (t) => {
+  const rows = await sql<{ id: string }[]>`
+    INSERT INTO core.tax_delinquencies (county_id, parcel_id, tax_year, status, certificate_number,
+      certificate_sale_date, face_amount, certificate_holder)
+    VALUES (1, 'W-800', 2023, 'certificate_sold', 'W-NR', '2024-06-01', 1000, 'ACME LLC'),
+           (1, 'W-801', 2023, 'certificate_sold', 'W-NRC', '2024-06-01', 1000, 'Alachua County')
+    RETURNING id::text`;
+  t.teardown(() => sql`DELETE FROM core.tax_delinquencies WHERE id IN ${sql(rows.map((r) => r.id))}`);
+  await t.rejects(payoff(rows[0]!.id, '2025-01-01'), {
+    code: '22023',
+    message: /^id: certificate W-NR has no interest rate in the feed$/,
+  });
+  // June 2024-May 2026 is 24 months at the county's 18%: 1000 x 18% x 24/12 = 360.00
+  t.match(await payoff(rows[1]!.id, '2026-05-20'), {
+    holder_kind: 'county',
+    rate: 18,
+    interest: 360,
+    payer_pays: 1366.25,
+    rules: { rate: 'RATE-COUNTY' },
+  });
+  const [hit] = await sql`SELECT payoff_today FROM api.search_tax_delinquencies(p_certificate_number => 'W-NR')`;
+  t.equal(hit!.payoff_today, null, 'a hit without a payoff has payoff_today null');
+});
+
 t.test('dates every open certificate gets, and none for a closed one', async (t) => {
   const rows = await sql<{ certificate_number: string; deed_application_from: string; expires_on: string }[]>`
     SELECT certificate_number, deed_application_from, expires_on

@@ -359,6 +359,29 @@ t.test('the hot filters can be answered from an index (enable_seqscan off)', asy
   });
 });
 
+// A hit's added fields (the county, the payoff) are computed for the page's rows only, after they are chosen: an
+// expensive column evaluated for every candidate would weigh on the plan that chooses them (it made a county and
+// status search walk the statewide amount-due index, filtering out every other county).
+t.test('the payoff is computed above the LIMIT that chooses the page, never for the candidates', async (t) => {
+  type Node = { 'Node Type': string; Output?: string[]; Plans?: Node[] };
+  const outputsBelow = (n: Node): string[] => [...(n.Output ?? []), ...(n.Plans ?? []).flatMap(outputsBelow)];
+  const limits = (n: Node): Node[] => [...(n['Node Type'] === 'Limit' ? [n] : []), ...(n.Plans ?? []).flatMap(limits)];
+  for (const [name, filter] of [
+    ['county and status', `p_county => '{alachua}', p_status => 'certificate_sold'`],
+    ['statewide', `p_min_due => 0`],
+    ['several counties and a year', `p_county => '{alachua,broward}', p_tax_year => 2024`],
+  ]) {
+    const [page] = await sql.unsafe<{ q: string }[]>(`SELECT search.tax_delinquency_page_sql(
+      search.tax_delinquency_filter_of(${filter}), 'due_desc', 25, 0) AS q`);
+    const [row] = await sql.unsafe(`EXPLAIN (VERBOSE, FORMAT JSON) ${page!.q}`);
+    const plan = (row!['QUERY PLAN'] as { Plan: Node }[])[0]!.Plan;
+    t.match(outputsBelow(plan).join(' '), /certificate_payoff/, `${name}: the page computes the payoff`);
+    const below = limits(plan).flatMap(outputsBelow).join(' ');
+    t.ok(limits(plan).length > 0, `${name}: the page has a LIMIT`);
+    t.notMatch(below, /certificate_payoff|slug/, `${name}: neither the payoff nor the county at or below a LIMIT`);
+  }
+});
+
 t.test('status counts stay exact through inserts, status changes and deletes (trigger-maintained)', async (t) => {
   const fromTable = () => sql`
     SELECT county_id, tax_year, coalesce(status, 'unknown') AS status, count(*)::int AS records
