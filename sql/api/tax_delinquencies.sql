@@ -51,9 +51,11 @@ AS $$
 DECLARE
   f search.tax_delinquency_filter := search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
     p_owner, p_vendor, p_certificate_number, p_deed_eligible, p_expires_before, p_expires_after);
+  v_ids bigint[];
 BEGIN
-  EXECUTE format('SELECT coalesce(json_agg(h), ''[]'') FROM (%s) h', search.tax_delinquency_page_sql(f, p_sort, p_limit, p_offset))
-     INTO hits;
+  EXECUTE search.tax_delinquency_page_sql(f, p_sort, p_limit, p_offset) INTO v_ids;
+  SELECT coalesce(json_agg(h ORDER BY p.n), '[]') INTO hits
+    FROM unnest(v_ids) WITH ORDINALITY AS p(id, n) CROSS JOIN LATERAL search.tax_delinquency_hit(p.id, f.today) h;
   total := search.tax_delinquency_count(f);
 END $$;
 COMMENT ON FUNCTION api.tax_delinquency_search_hits(text[], integer, text, numeric, numeric, text, text, text, text, boolean, date, date, text, integer, integer) IS
@@ -80,10 +82,15 @@ CREATE FUNCTION api.search_tax_delinquencies(
 RETURNS SETOF api.delinquency_hit
   LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
+DECLARE
+  f search.tax_delinquency_filter := search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
+    p_owner, p_vendor, p_certificate_number, p_deed_eligible, p_expires_before, p_expires_after);
+  v_ids bigint[];
 BEGIN
-  RETURN QUERY EXECUTE search.tax_delinquency_page_sql(search.tax_delinquency_filter_of(p_county, p_tax_year, p_status, p_min_due, p_max_due, p_parcel_id,
-    p_owner, p_vendor, p_certificate_number, p_deed_eligible, p_expires_before, p_expires_after), p_sort, p_limit,
-    p_offset);
+  EXECUTE search.tax_delinquency_page_sql(f, p_sort, p_limit, p_offset) INTO v_ids;
+  RETURN QUERY
+    SELECT h.* FROM unnest(v_ids) WITH ORDINALITY AS p(id, n) CROSS JOIN LATERAL search.tax_delinquency_hit(p.id, f.today) h
+     ORDER BY p.n;
 END $$;
 COMMENT ON FUNCTION api.search_tax_delinquencies(text[], integer, text, numeric, numeric, text, text, text, text, boolean, date, date, text, integer, integer) IS
   'DelinquencyHit rows (interface 2.5) matching every given filter. GET /v1/tax-delinquencies/search. '

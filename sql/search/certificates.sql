@@ -24,11 +24,10 @@ CREATE TYPE search.certificate_amounts AS (
   interest           numeric,
   fee                numeric,
   payer_pays         numeric,
-  holder_receives    numeric,
-  rules              jsonb     -- field -> rule code
+  holder_receives    numeric
 );
 COMMENT ON TYPE search.certificate_amounts IS
-  'A certificate''s payoff on one day, each number with the rule it came from.';
+  'A certificate''s payoff on one day (search.certificate_payoff_row names the rule of each number).';
 
 -- Months of interest from p_from to p_as_of: every month from the first day of each month, a part of a month
 -- counted whole (s. 197.172(4), s. 197.4725(2)); the month of p_from itself only when the county counts it.
@@ -59,7 +58,6 @@ AS $$
 DECLARE
   a search.certificate_amounts;
   bought boolean := p_county_held AND p_purchase_date IS NOT NULL AND p_as_of >= p_purchase_date;
-  months_code text := CASE WHEN p_month_of_issue_counts THEN 'MONTHS-ISSUE-IN' ELSE 'MONTHS-ISSUE-OUT' END;
 BEGIN
   a.fee := 6.25;
   IF bought THEN
@@ -85,20 +83,12 @@ BEGIN
   a.interest := greatest(a.computed_interest, a.minimum_interest);
   a.payer_pays := a.face + a.interest + a.fee;
   a.holder_receives := a.face + a.interest;
-  a.rules := jsonb_build_object(
-    'face_amount', CASE WHEN bought THEN 'FACE-OTC' ELSE 'FACE-ISSUE' END,
-    'rate', CASE WHEN p_county_held THEN 'RATE-COUNTY' ELSE 'RATE-BID' END,
-    'months', months_code,
-    'interest', CASE WHEN a.rate = 0 THEN 'INT-ZERO' WHEN a.minimum_applied THEN 'INT-MIN5' ELSE 'INT-RATE' END,
-    'redemption_fee', 'FEE',
-    'payer_pays', 'PAY',
-    'holder_receives', 'RECEIVE');
   RETURN a;
 END $$;
 COMMENT ON FUNCTION search.certificate_amounts_of(numeric, numeric, date, boolean, date, date, boolean) IS
   'A certificate''s payoff on p_as_of: the face (after an over-the-counter purchase, s. 197.4725), the rate (the bid, '
   '18 for county-held), months (s. 197.172(4)), interest with the 5% minimum (s. 197.472(2)), the $6.25 fee, what '
-  'the payer pays and the holder receives, and the rule code of each.';
+  'the payer pays and the holder receives.';
 
 CREATE FUNCTION search.certificate_name(p_certificate_number text, p_id bigint) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE
@@ -176,9 +166,16 @@ BEGIN
     a.minimum_applied, a.interest::float8, a.fee::float8, a.payer_pays::float8, a.holder_receives::float8,
     to_char(d.deed_application_from, 'YYYY-MM-DD'), p_as_of >= d.deed_application_from,
     to_char(nullif(d.expires_on, 'infinity'), 'YYYY-MM-DD'),
-    (a.rules || jsonb_build_object(
-       'deed_application_from', 'DEED-APR1',
-       'expires_on', CASE WHEN NOT isfinite(d.expires_on) THEN 'EXP-STOPPED' ELSE 'EXP-7Y' END))::json
+    -- the rule each number came from (docs/certificates.md); a purchase price is set only after a purchase
+    jsonb_build_object(
+      'face_amount', CASE WHEN a.purchase_price IS NOT NULL THEN 'FACE-OTC' ELSE 'FACE-ISSUE' END,
+      'rate', CASE WHEN search.certificate_county_held(d.status, d.certificate_holder, p_county_name)
+                   THEN 'RATE-COUNTY' ELSE 'RATE-BID' END,
+      'months', CASE WHEN coalesce(p_month_of_issue_counts, true) THEN 'MONTHS-ISSUE-IN' ELSE 'MONTHS-ISSUE-OUT' END,
+      'interest', CASE WHEN a.rate = 0 THEN 'INT-ZERO' WHEN a.minimum_applied THEN 'INT-MIN5' ELSE 'INT-RATE' END,
+      'redemption_fee', 'FEE', 'payer_pays', 'PAY', 'holder_receives', 'RECEIVE',
+      'deed_application_from', 'DEED-APR1',
+      'expires_on', CASE WHEN NOT isfinite(d.expires_on) THEN 'EXP-STOPPED' ELSE 'EXP-7Y' END)::json
   )::api.certificate_payoff_row;
 END $$;
 COMMENT ON FUNCTION search.certificate_payoff_row(record, text, text, boolean, date) IS

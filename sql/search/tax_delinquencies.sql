@@ -103,7 +103,9 @@ END $$;
 COMMENT ON FUNCTION search.tax_delinquency_where(search.tax_delinquency_filter) IS
   'The WHERE clause (over core.tax_delinquencies d) of a delinquency filter: only the predicates it uses, values quoted.';
 
--- The SELECT of one page of DelinquencyHit rows, in order.
+-- The query of one page: the ids of its records, in order, as one array. It reads core.tax_delinquencies alone, so
+-- its plan (made again for every request) is the choice of an index and an order, and nothing that a hit adds to
+-- its record (the county, the payoff: search.tax_delinquency_hit) weighs on that choice or on planning it.
 CREATE FUNCTION search.tax_delinquency_page_sql(f search.tax_delinquency_filter, p_sort text, p_limit integer,
                                                 p_offset integer) RETURNS text
   LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -124,27 +126,7 @@ BEGIN
     PERFORM core.bad_sort(p_sort, ARRAY['due_desc', 'due_asc', 'year_newest', 'expires_soonest']);
   END IF;
   PERFORM core.check_page(p_limit, p_offset);
-  -- the page's rows are chosen first and completed after: the county and the payoff are computed for the page's
-  -- rows only, and do not weigh on the plan that chooses them
-  RETURN format($q$
-    SELECT d.id::text AS id, c.slug AS county_slug, d.parcel_id AS county_parcel_id, d.tax_year::integer AS tax_year,
-           d.status, d.delinquent_amount::float8 AS delinquent_amount, d.total_due::float8 AS total_due,
-           d.certificate_number, to_char(d.certificate_sale_date, 'YYYY-MM-DD') AS certificate_sale_date,
-           d.owner_name, d.site_address_full, d.source_vendor, d.face_amount::float8 AS face_amount,
-           d.certificate_holder, d.certificate_interest_rate::float8 AS certificate_interest_rate,
-           d.bid_rate::float8 AS bid_rate, to_char(d.deed_application_from, 'YYYY-MM-DD') AS deed_application_from,
-           to_char(nullif(d.expires_on, 'infinity'), 'YYYY-MM-DD') AS expires_on,
-           -- deed_application_from is set on open certificates only: no other record has a payoff to compute
-           CASE WHEN d.deed_application_from IS NOT NULL THEN
-             (search.certificate_payoff(d.id, d.certificate_number, d.status, d.certificate_sale_date, d.face_amount,
-                d.bid_rate, d.certificate_interest_rate, d.certificate_holder, d.county_purchase_date, d.expires_on,
-                c.name, cs.month_of_issue_counts, %L::date)).payer_pays::float8
-           END AS payoff_today
-      FROM (SELECT d.* FROM %s d WHERE %s ORDER BY %s LIMIT %s OFFSET %s) d
-      JOIN core.counties c ON c.id = d.county_id
-      LEFT JOIN core.county_certificate_settings cs ON cs.county_id = d.county_id
-     ORDER BY %s $q$,
-    f.today,
+  RETURN format('SELECT ARRAY(SELECT d.id FROM %s d WHERE %s ORDER BY %s LIMIT %s OFFSET %s)',
     -- Several counties, one tax year, by amount due (the default): each county's first offset + limit rows, read in
     -- order from its (county, year[, status], amount due) index, then merged. One condition over all the counties
     -- would walk the amount-due index across the state, filtering out every other county. Without a year, a
@@ -156,11 +138,37 @@ BEGIN
         f.owner, f.vendor, f.certificate_number, f.deed_eligible, f.expires_before, f.expires_after,
         f.today)::search.tax_delinquency_filter), v_order, p_limit + p_offset)
     ELSE 'core.tax_delinquencies' END,
-    v_where, v_order, p_limit, p_offset, v_order);
+    v_where, v_order, p_limit, p_offset);
 END $$;
 COMMENT ON FUNCTION search.tax_delinquency_page_sql(search.tax_delinquency_filter, text, integer, integer) IS
-  'The query of one page of DelinquencyHit rows for a filter, sort (due_desc, due_asc, year_newest, expires_soonest), '
-  'limit and offset; payoff_today as of the filter''s today.';
+  'The query of one page for a filter, sort (due_desc, due_asc, year_newest, expires_soonest), limit and offset: '
+  'one bigint[] of the records'' ids, in order (search.tax_delinquency_hit completes each).';
+
+-- One DelinquencyHit: the record, its county's slug and, for an open certificate, its payoff on p_today. A plain
+-- query the planner inlines where it is called in FROM, so the entry points' static statement that completes a
+-- page is planned once a session.
+CREATE FUNCTION search.tax_delinquency_hit(p_id bigint, p_today date) RETURNS SETOF api.delinquency_hit
+  LANGUAGE sql STABLE PARALLEL SAFE ROWS 1
+BEGIN ATOMIC
+  SELECT d.id::text, c.slug, d.parcel_id, d.tax_year::integer, d.status, d.delinquent_amount::float8,
+         d.total_due::float8, d.certificate_number, to_char(d.certificate_sale_date, 'YYYY-MM-DD'), d.owner_name,
+         d.site_address_full, d.source_vendor, d.face_amount::float8, d.certificate_holder,
+         d.certificate_interest_rate::float8, d.bid_rate::float8, to_char(d.deed_application_from, 'YYYY-MM-DD'),
+         to_char(nullif(d.expires_on, 'infinity'), 'YYYY-MM-DD'),
+         -- deed_application_from is set on open certificates only: no other record has a payoff to compute
+         CASE WHEN d.deed_application_from IS NOT NULL THEN
+           (search.certificate_payoff(d.id, d.certificate_number, d.status, d.certificate_sale_date, d.face_amount,
+              d.bid_rate, d.certificate_interest_rate, d.certificate_holder, d.county_purchase_date, d.expires_on,
+              c.name, cs.month_of_issue_counts, p_today)).payer_pays::float8
+         END
+    FROM core.tax_delinquencies d
+    JOIN core.counties c ON c.id = d.county_id
+    LEFT JOIN core.county_certificate_settings cs ON cs.county_id = d.county_id
+   WHERE d.id = p_id;
+END;
+COMMENT ON FUNCTION search.tax_delinquency_hit(bigint, date) IS
+  'The DelinquencyHit of one record, payoff_today as of p_today (NULL without an open certificate). Inlined when '
+  'called in FROM.';
 
 CREATE FUNCTION search.tax_delinquency_count(f search.tax_delinquency_filter) RETURNS integer
   LANGUAGE plpgsql STABLE PARALLEL SAFE
