@@ -1,10 +1,13 @@
 // The request log: answered requests of known keys reach meter.request_log through the in-memory buffer's flush, with
 // status, error code and duration, the key's id (never the key) and the path without secret query values; each
-// client keeps its newest 1,000 rows and none older than 30 days (the clock passed in); reads filter by status and
-// search; the log page shows the rows and refuses a bad filter with a 400.
+// client keeps its newest 1,000 rows and none older than 30 days (the clock passed in); a flush records the rows kept
+// before it started, in one call, however fast new ones arrive; reads filter by status and search; the log page shows
+// the rows and refuses a bad filter with a 400.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.ts';
 import { loggedPath, errorCodeOf } from '../../src/request-log/entry.ts';
+import { RequestLog } from '../../src/request-log/plugin.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { signUp } from './helpers.ts';
 
 const ctx = await buildTestApp(t);
@@ -139,6 +142,33 @@ t.test('the log keeps the newest 1,000 requests per client and nothing older tha
 
   // a row whose key is not the client's is left out
   t.equal(await record([{ ...rowsFor(a, 1, now)[0], key_id: b.keyId }], now), 0);
+});
+
+t.test('a flush records the rows kept before it started; rows kept while it runs wait for the next', async (t) => {
+  const c = await ctx.newClient('growth');
+  const log = new RequestLog(app.meterSql); // the app's own log flushes on its timer: this one only when told
+  const keep = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const request = {
+        auth: { clientId: c.client.id, keyId: c.keyId },
+        routeOptions: { url: '/v1/counties' },
+        method: 'GET',
+        url: `/v1/counties?i=${i}`,
+        loggedErrorCode: null,
+      } as unknown as FastifyRequest;
+      log.record(request, { elapsedTime: 1.5, statusCode: 200 } as unknown as FastifyReply);
+    }
+  };
+  keep(3);
+  const first = log.flush();
+  keep(2); // answered while the flush's call is in flight, as under steady load
+  t.equal(await first, 3, 'one call, of the rows kept before it started');
+  t.equal(log.waiting, 2, 'the newer rows wait for the next flush');
+  t.equal(await log.flush(), 2);
+  t.equal(log.waiting, 0);
+  const [row] = await db.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM meter.request_log WHERE client_id = ${c.client.id}`;
+  t.equal(row!.n, 5, 'every row recorded once');
 });
 
 t.test('the request log page lists the account requests and filters them', async (t) => {
