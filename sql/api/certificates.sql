@@ -53,8 +53,7 @@ BEGIN
   SELECT * INTO c FROM core.counties k WHERE k.id = d.county_id;
   SELECT s.month_of_issue_counts INTO v_counts FROM core.county_certificate_settings s WHERE s.county_id = d.county_id;
   v_problem := search.certificate_problem(d.id, d.certificate_number, d.status, d.certificate_sale_date, d.face_amount,
-    coalesce(d.bid_rate, d.certificate_interest_rate), search.certificate_county_held(d.status, d.certificate_holder,
-    c.name), d.expires_on, v_as_of);
+    d.bid_rate, d.certificate_interest_rate, d.certificate_holder, d.expires_on, c.name, v_as_of);
   IF v_problem IS NOT NULL THEN PERFORM core.bad_input(v_problem); END IF;
   RETURN NEXT search.certificate_payoff_row(d, c.slug, c.name, v_counts, v_as_of);
 END $$;
@@ -95,8 +94,7 @@ BEGIN
    WHERE d.parcel_key = p.parcel_key AND d.county_id = p.county_id
      AND d.deed_application_from IS NOT NULL
      AND search.certificate_problem(d.id, d.certificate_number, d.status, d.certificate_sale_date, d.face_amount,
-           coalesce(d.bid_rate, d.certificate_interest_rate),
-           search.certificate_county_held(d.status, d.certificate_holder, p.name), d.expires_on, v_as_of) IS NULL;
+           d.bid_rate, d.certificate_interest_rate, d.certificate_holder, d.expires_on, p.name, v_as_of) IS NULL;
   SELECT coalesce(sum(x.payer_pays), 0) INTO v_total FROM unnest(v_payoffs) x;
   SELECT coalesce(sum(coalesce(d.total_due, d.delinquent_amount)), 0),
          coalesce(json_agg(json_build_object('id', d.id::text, 'tax_year', d.tax_year::integer, 'status', d.status,

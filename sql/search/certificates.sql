@@ -99,8 +99,8 @@ COMMENT ON FUNCTION search.certificate_name(text, bigint) IS
 -- Why no payoff can be given for a certificate on a day, or NULL when one can; the message is the 400's. The
 -- record's columns, so that it inlines and does not hold the table (its migrations drop it).
 CREATE FUNCTION search.certificate_problem(
-  p_id bigint, p_certificate_number text, p_status text, p_certificate_date date, p_face numeric, p_rate numeric,
-  p_county_held boolean, p_expires_on date, p_as_of date) RETURNS text
+  p_id bigint, p_certificate_number text, p_status text, p_certificate_date date, p_face numeric, p_bid_rate numeric,
+  p_interest_rate numeric, p_holder text, p_expires_on date, p_county_name text, p_as_of date) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE
 RETURN CASE
   WHEN p_certificate_date IS NULL OR p_face IS NULL
@@ -115,10 +115,11 @@ RETURN CASE
   WHEN p_as_of > p_expires_on
     THEN format('as_of: %s was cancelled after %s, 7 years after its date (s. 197.482)',
                 search.certificate_name(p_certificate_number, p_id), p_expires_on)
-  WHEN p_rate IS NULL AND NOT p_county_held
+  WHEN coalesce(p_bid_rate, p_interest_rate) IS NULL
+       AND NOT search.certificate_county_held(p_status, p_holder, p_county_name)
     THEN format('id: %s has no interest rate in the feed', search.certificate_name(p_certificate_number, p_id))
 END;
-COMMENT ON FUNCTION search.certificate_problem(bigint, text, text, date, numeric, numeric, boolean, date, date) IS
+COMMENT ON FUNCTION search.certificate_problem(bigint, text, text, date, numeric, numeric, numeric, text, date, text, date) IS
   'Why a record has no payoff on a day (no certificate, redeemed, cancelled or past 7 years, deeded, a day before '
   'its date, no rate and not county-held), worded as the 400 says it; NULL when it has one.';
 
@@ -134,8 +135,8 @@ DECLARE
   rate numeric := coalesce(p_bid_rate, p_interest_rate);
   county_held boolean := search.certificate_county_held(p_status, p_holder, p_county_name);
 BEGIN
-  IF search.certificate_problem(p_id, p_certificate_number, p_status, p_certificate_date, p_face, rate, county_held,
-                                p_expires_on, p_as_of) IS NOT NULL THEN
+  IF search.certificate_problem(p_id, p_certificate_number, p_status, p_certificate_date, p_face, p_bid_rate,
+                                p_interest_rate, p_holder, p_expires_on, p_county_name, p_as_of) IS NOT NULL THEN
     RETURN NULL;
   END IF;
   RETURN search.certificate_amounts_of(p_face, rate, p_certificate_date, county_held, p_purchase_date, p_as_of,
